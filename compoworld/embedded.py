@@ -1,0 +1,45 @@
+"""The embedded deployment: the whole library and the orchestrator in one ASGI app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from compoworld.errors import LibraryError
+from compoworld.runtime import ServiceRuntime, create_library_app
+from compoworld.settings import Settings
+
+__all__ = ["build_embedded_app", "load_library_with_progress"]
+
+
+def load_library_with_progress(path: Path, settings: Settings) -> dict[str, ServiceRuntime]:
+    """Load every service of a library, with a progress bar."""
+    if not path.is_dir():
+        raise LibraryError(f"library folder {path} does not exist")
+    folders = sorted(p.parent for p in path.glob("*/manifest.json"))
+    runtimes: dict[str, ServiceRuntime] = {}
+    with Progress(transient=True) as progress:
+        task = progress.add_task("loading services", total=len(folders))
+        for folder in folders:
+            runtime = ServiceRuntime.from_folder(folder, settings)
+            runtimes[runtime.name] = runtime
+            progress.advance(task)
+    return runtimes
+
+
+def build_embedded_app(library: Path, settings: Settings, tasks: Path | None = None) -> tuple[Any, str]:
+    """The library app, plus the orchestrator's routes when the orchestrator package provides them."""
+    runtimes = load_library_with_progress(library, settings)
+    app = create_library_app(runtimes, settings)
+    try:
+        from orchestrator.server import attach_orchestrator
+    except ImportError:
+        attach_orchestrator = None
+    if attach_orchestrator is not None:
+        attach_orchestrator(app, runtimes, settings, tasks)
+    n_tools = sum(len(r.tools) for r in runtimes.values())
+    n_impl = sum(1 for r in runtimes.values() for b in r.tools.values() if b.backend == "implemented")
+    share = n_impl / n_tools if n_tools else 0.0
+    return app, f"{len(runtimes)} services, {n_tools} tools ({share:.0%} implemented) from {library}"

@@ -1,0 +1,126 @@
+"""The service manifest: what synthesis writes and the runtime serves.
+
+``generated_services/<svc>/manifest.json`` is the typed contract between
+``compoworld.synth`` (which infers entities and binds tools to operations on them)
+and ``compoworld.runtime`` (which executes those bindings against per-episode SQLite
+state). The rendered ``models.py`` (SQLModel families) is derived from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "ColumnDef",
+    "ColumnType",
+    "EntityDef",
+    "Operation",
+    "ServiceManifest",
+    "ToolDef",
+    "load_manifest",
+]
+
+ColumnType = Literal["integer", "number", "string", "boolean", "json"]
+Operation = Literal["create", "read", "list", "search", "update", "delete", "action"]
+READ_OPERATIONS: frozenset[str] = frozenset({"read", "list", "search"})
+
+
+class ColumnDef(BaseModel):
+    """One column of an entity table."""
+
+    name: str = Field(description="Column name: a valid Python identifier, not a keyword.")
+    source_name: str | None = Field(default=None, description="The field's name in the spec, if it differed.")
+    type: ColumnType = Field(description="Storage type; nested objects and arrays are 'json'.")
+    nullable: bool = Field(default=True, description="Whether the column may be NULL.")
+    primary_key: bool = Field(default=False, description="Whether this is the entity's key.")
+    enum: list[Any] | None = Field(default=None, description="Allowed values, if the spec restricts them.")
+    format: str | None = Field(default=None, description="JSON schema format (email, date-time...).")
+    semantic: str | None = Field(default=None, description="Semantic type, or 'id:<entity>' for references.")
+    ref: str | None = Field(default=None, description="Entity this column references (a foreign key), if any.")
+    description: str = Field(default="", description="From the spec.")
+    json_schema: dict[str, Any] = Field(default_factory=dict, description="The field's JSON schema in the spec.")
+    read_only: bool = Field(default=False, description="Set by the service (ids, timestamps), never by a caller.")
+
+
+class EntityDef(BaseModel):
+    """A typed state table inferred from the spec."""
+
+    name: str = Field(description="Entity name in snake case, singular (contact, invoice_line).")
+    class_name: str = Field(description="Python class name of the SQLModel table class (Contact).")
+    table: str = Field(description="SQLite table name.")
+    pk: str = Field(description="Primary key column name.")
+    pk_type: Literal["integer", "string"] = Field(description="Integer keys count up; string keys get a prefix.")
+    id_prefix: str = Field(default="", description="Prefix of generated string ids (con_000042).")
+    columns: list[ColumnDef] = Field(description="All columns, key first.")
+    seed_rows: int = Field(default=0, description="How many rows the seed holds.")
+    label_column: str | None = Field(default=None, description="Column that names a row to a person (name, title).")
+
+    def column(self, name: str) -> ColumnDef | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+class ToolDef(BaseModel):
+    """One tool and how it is executed."""
+
+    name: str = Field(description="Tool name, unique in the service.")
+    description: str = Field(default="", description="What the tool does.")
+    kind: Literal["read", "write"] = Field(description="Whether the tool can change state.")
+    operation: Operation = Field(description="What the tool does to its entity.")
+    backend: Literal["implemented", "simulated"] = Field(description="Typed-state implementation or world model.")
+    simulated_reason: str | None = Field(default=None, description="Why the tool is simulated, if it is.")
+    entity: str | None = Field(default=None, description="Entity the tool operates on.")
+    method: str = Field(default="POST", description="HTTP method of the spec's own REST route.")
+    path: str | None = Field(default=None, description="The spec's REST path (FastAPI syntax), if it has one.")
+    input_schema: dict[str, Any] = Field(description="JSON schema of the flat arguments (type object).")
+    output_schema: dict[str, Any] = Field(default_factory=dict, description="JSON schema of envelope 'data'.")
+    arg_locations: dict[str, str] = Field(
+        default_factory=dict, description="Where each argument travels on the REST route: path|query|header|body."
+    )
+    arg_columns: dict[str, str] = Field(
+        default_factory=dict, description="Argument -> column it sets (create/update) or filters on (list/search)."
+    )
+    pk_arg: str | None = Field(default=None, description="The argument naming the row (read/update/delete).")
+    body_arg: str | None = Field(
+        default=None, description="Argument holding the entity as a nested object, if the spec nests it."
+    )
+    search_arg: str | None = Field(default=None, description="Free-text query argument of a search tool.")
+    limit_arg: str | None = Field(default=None, description="Page size argument of list/search tools.")
+    offset_arg: str | None = Field(default=None, description="Offset/page argument of list/search tools.")
+    arg_semantics: dict[str, str] = Field(default_factory=dict, description="Argument -> semantic type.")
+    output_semantics: dict[str, str] = Field(
+        default_factory=dict, description="Dotted response field path -> semantic type ('[]' marks list items)."
+    )
+
+    @property
+    def is_write(self) -> bool:
+        return self.kind == "write"
+
+
+class ServiceManifest(BaseModel):
+    """Everything the runtime needs to serve one service."""
+
+    name: str = Field(description="Service slug.")
+    title: str = Field(default="", description="Human title.")
+    description: str = Field(default="", description="What the service is for.")
+    version: str = Field(default="", description="API version from the spec.")
+    source_kind: str = Field(default="", description="openapi3 | swagger2 | mcp | functions.")
+    domain: str = Field(default="general", description="Domain label used for tasks and reports.")
+    categories: list[str] = Field(default_factory=list, description="Source categories.")
+    entities: list[EntityDef] = Field(default_factory=list, description="Typed state tables.")
+    tools: list[ToolDef] = Field(default_factory=list, description="Tools in source order.")
+    seed: int = Field(default=0, description="Seed used for the seed data (sha256-derived).")
+    generator_version: str = Field(default="1", description="Bumped when synthesis output changes shape.")
+
+    def tool(self, name: str) -> ToolDef | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def entity(self, name: str) -> EntityDef | None:
+        return next((e for e in self.entities if e.name == name), None)
+
+
+def load_manifest(folder: Path) -> ServiceManifest:
+    """Read ``folder/manifest.json``."""
+    return ServiceManifest.model_validate_json((folder / "manifest.json").read_text())

@@ -1,0 +1,182 @@
+"""Implemented tools: create/read/list/search/update/delete against an episode's typed state.
+
+Each function takes the tool's binding (ToolDef), the compiled table, the episode and
+validated arguments, and returns the envelope's ``data`` or raises ToolFailure, which
+the dispatcher turns into ``success: false`` (a tool failure is an observation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from compoworld.manifest import ToolDef
+from compoworld.runtime.state import Episode, StateStore
+from compoworld.runtime.tables import EntityTable, quote
+
+__all__ = ["OPERATIONS", "ToolFailure"]
+
+_TIMESTAMP_WORDS = ("created", "updated", "modified", "last_modified")
+
+
+class ToolFailure(Exception):
+    """A tool call that failed for a reason the caller can act on."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _fields_from_args(tool: ToolDef, table: EntityTable, args: dict[str, Any]) -> dict[str, Any]:
+    """Map call arguments onto columns: direct bindings plus the nested entity object, if any."""
+    values: dict[str, Any] = {}
+    if tool.body_arg and isinstance(args.get(tool.body_arg), dict):
+        for key, value in args[tool.body_arg].items():
+            column = _column_for(table, key)
+            if column is not None:
+                values[column] = value
+    for arg, column in tool.arg_columns.items():
+        if arg in args and column in table.column_set and arg != tool.pk_arg:
+            values[column] = args[arg]
+    return values
+
+
+def _column_for(table: EntityTable, key: str) -> str | None:
+    if key in table.column_set:
+        return key
+    for column in table.columns:
+        if column.source_name == key:
+            return column.name
+    return None
+
+
+def _stamp(table: EntityTable, values: dict[str, Any], episode: Episode, *, creating: bool) -> None:
+    for column in table.columns:
+        if not column.read_only or column.primary_key:
+            continue
+        name = column.name.lower()
+        if not any(w in name for w in _TIMESTAMP_WORDS):
+            continue
+        if creating or "updat" in name or "modif" in name:
+            values[column.name] = episode.now if column.format != "date" else episode.today
+
+
+def _check_refs(store: StateStore, table: EntityTable, episode: Episode, values: dict[str, Any]) -> None:
+    for name, value in values.items():
+        column = table.by_name.get(name)
+        if column is None or column.ref is None or value is None:
+            continue
+        target = next((t for t in store.tables.values() if t.entity.name == column.ref), None)
+        if target is None or isinstance(value, (dict, list)):
+            continue
+        if episode.conn.execute(target.sql_exists, (value,)).fetchone() is None:
+            raise ToolFailure("not_found", f"{column.ref} '{value}' (from '{name}') does not exist")
+
+
+def _row(table: EntityTable, episode: Episode, key: Any) -> dict[str, Any]:
+    row = episode.conn.execute(table.sql_get, (key,)).fetchone()
+    if row is None:
+        raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")
+    return table.decode(row)
+
+
+def _key(tool: ToolDef, table: EntityTable, args: dict[str, Any]) -> Any:
+    if tool.pk_arg is None or tool.pk_arg not in args:
+        raise ToolFailure("invalid_arguments", f"missing required argument '{tool.pk_arg}'")
+    key = args[tool.pk_arg]
+    pk_col = table.by_name[table.pk]
+    if pk_col.type == "integer" and isinstance(key, str) and key.lstrip("-").isdigit():
+        key = int(key)
+    return key
+
+
+def op_create(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+    values = _fields_from_args(tool, table, args)
+    seq = store.next_id(episode, table.name)
+    if values.get(table.pk) is None:
+        values[table.pk] = seq if table.entity.pk_type == "integer" else f"{table.entity.id_prefix or 'id'}_{seq:06d}"
+    elif episode.conn.execute(table.sql_exists, (values[table.pk],)).fetchone() is not None:
+        raise ToolFailure("conflict", f"{table.entity.name} '{values[table.pk]}' already exists")
+    for column in table.columns:
+        if not column.nullable and not column.primary_key and values.get(column.name) is None and not column.read_only:
+            raise ToolFailure("invalid_arguments", f"missing required field '{column.source_name or column.name}'")
+    _stamp(table, values, episode, creating=True)
+    _check_refs(store, table, episode, values)
+    cols = [c for c in table.column_names if c in values]
+    episode.conn.execute(table.insert_sql(cols), [table.encode_value(c, values[c]) for c in cols])
+    return _row(table, episode, values[table.pk])
+
+
+def op_read(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+    return _row(table, episode, _key(tool, table, args))
+
+
+def op_update(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+    key = _key(tool, table, args)
+    _row(table, episode, key)
+    values = _fields_from_args(tool, table, args)
+    values.pop(table.pk, None)
+    for name in list(values):
+        if table.by_name[name].read_only:
+            del values[name]
+    _stamp(table, values, episode, creating=False)
+    _check_refs(store, table, episode, values)
+    if values:
+        cols = sorted(values)
+        params = [table.encode_value(c, values[c]) for c in cols]
+        episode.conn.execute(table.update_sql(cols), [*params, key])
+    return _row(table, episode, key)
+
+
+def op_delete(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+    key = _key(tool, table, args)
+    if episode.conn.execute(table.sql_delete, (key,)).rowcount == 0:
+        raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")
+    return {"deleted": True, "id": key}
+
+
+def _page(tool: ToolDef, args: dict[str, Any]) -> tuple[int, int]:
+    limit = args.get(tool.limit_arg) if tool.limit_arg else None
+    offset = args.get(tool.offset_arg) if tool.offset_arg else None
+    try:
+        limit_n = max(1, min(int(limit), 500)) if limit is not None else 50
+        offset_n = max(0, int(offset)) if offset is not None else 0
+    except (TypeError, ValueError) as exc:
+        raise ToolFailure("invalid_arguments", "page size and offset must be integers") from exc
+    if tool.offset_arg and "page" in tool.offset_arg.lower() and offset is not None:
+        offset_n = max(0, offset_n - 1) * limit_n
+    return limit_n, offset_n
+
+
+def op_list(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+    clauses: list[str] = []
+    params: list[Any] = []
+    for arg, column in sorted(tool.arg_columns.items()):
+        if arg in args and args[arg] is not None and column in table.column_set and arg != tool.search_arg:
+            clauses.append(f"{quote(column)} = ?")
+            params.append(table.encode_value(column, args[arg]))
+    query = args.get(tool.search_arg) if tool.search_arg else None
+    if query and table.text_columns:
+        like = " OR ".join(f"{quote(c)} LIKE ?" for c in table.text_columns)
+        clauses.append(f"({like})")
+        params.extend([f"%{query}%"] * len(table.text_columns))
+    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+    limit, offset = _page(tool, args)
+    total = episode.conn.execute(f"SELECT COUNT(*) FROM {table.q_table}{where}", params).fetchone()[0]
+    sql = f"{table.sql_select}{where} ORDER BY {quote(table.pk)} LIMIT ? OFFSET ?"
+    items = [table.decode(r) for r in episode.conn.execute(sql, [*params, limit, offset])]
+    if tool.output_schema.get("type") == "array":
+        return items
+    return {"items": items, "total": total}
+
+
+Op = Callable[[StateStore, ToolDef, EntityTable, Episode, dict[str, Any]], Any]
+OPERATIONS: dict[str, Op] = {
+    "create": op_create,
+    "read": op_read,
+    "list": op_list,
+    "search": op_list,
+    "update": op_update,
+    "delete": op_delete,
+}

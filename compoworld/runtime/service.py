@@ -1,0 +1,251 @@
+"""ServiceRuntime: one generated service's state, tools and dispatcher, with no HTTP in sight.
+
+``call_tool`` validates arguments, runs the implemented operation against the episode's
+SQLite fork (or the world model for simulated tools), logs writes, and returns the
+envelope. Anything a client can send ends as ``success: false``, never an exception.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from compoworld.errors import LibraryError
+from compoworld.llm import LLMClient
+from compoworld.manifest import ServiceManifest, ToolDef
+from compoworld.runtime.ops import OPERATIONS, ToolFailure
+from compoworld.runtime.state import Episode, StateStore
+from compoworld.runtime.tables import EntityTable
+from compoworld.runtime.validate import ArgsValidator, ArgumentError
+from compoworld.runtime.world import WorldModel
+from compoworld.settings import Settings
+
+__all__ = ["ServiceRuntime", "fail", "load_library", "ok", "sqlmodel_ddl"]
+
+log = logging.getLogger(__name__)
+
+
+def ok(data: Any, backend: str) -> dict[str, Any]:
+    return {"success": True, "data": data, "backend": backend}
+
+
+def fail(code: str, message: str, backend: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"success": False, "error": {"code": code, "message": message}}
+    if backend is not None:
+        out["backend"] = backend
+    return out
+
+
+def sqlmodel_ddl(folder: Path, service: str) -> list[str] | None:
+    """CREATE TABLE statements from the service's SQLModel classes (models.py), if it has them."""
+    path = folder / "models.py"
+    if not path.exists():
+        return None
+    module_name = f"compoworld_generated.{service}.models"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise LibraryError(f"{path}: generated models do not import: {exc}") from exc
+    metadata = getattr(module, "metadata", None)
+    if metadata is None:
+        return None
+    from sqlalchemy.dialects import sqlite
+    from sqlalchemy.schema import CreateTable
+
+    dialect = sqlite.dialect()
+    return [str(CreateTable(t).compile(dialect=dialect)).strip() for t in metadata.sorted_tables]
+
+
+class _BoundTool:
+    """A tool with its validator and compiled table, ready to dispatch."""
+
+    __slots__ = ("backend", "defn", "op", "table", "validator")
+
+    def __init__(self, defn: ToolDef, table: EntityTable | None) -> None:
+        self.defn = defn
+        self.table = table
+        self.validator = ArgsValidator(defn.input_schema)
+        self.op = OPERATIONS.get(defn.operation) if defn.backend == "implemented" and table is not None else None
+        self.backend = "implemented" if self.op is not None else "simulated"
+
+
+class ServiceRuntime:
+    """Serves one service: episodes, tools, typed state dumps."""
+
+    def __init__(
+        self,
+        manifest: ServiceManifest,
+        seed_rows: dict[str, list[dict[str, Any]]],
+        *,
+        settings: Settings | None = None,
+        ddl: list[str] | None = None,
+        llm: LLMClient | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.manifest = manifest
+        self.name = manifest.name
+        tables = [EntityTable(e) for e in manifest.entities]
+        by_entity = {t.entity.name: t for t in tables}
+        self.store = StateStore(
+            tables,
+            seed_rows,
+            ddl=ddl,
+            default_today=self.settings.default_today,
+            ttl_s=self.settings.episode_ttl_s,
+            max_episodes=self.settings.max_episodes,
+        )
+        self.tools: dict[str, _BoundTool] = {
+            t.name: _BoundTool(t, by_entity.get(t.entity or "")) for t in manifest.tools
+        }
+        self.world = WorldModel(self.name, llm, retries=self.settings.llm_retries)
+
+    @classmethod
+    def from_folder(cls, folder: Path, settings: Settings | None = None, llm: LLMClient | None = None) -> ServiceRuntime:
+        """Load a generated service folder (manifest.json, seed.json, models.py)."""
+        try:
+            manifest = ServiceManifest.model_validate_json((folder / "manifest.json").read_text())
+            seed_path = folder / "seed.json"
+            seed_rows = json.loads(seed_path.read_text()) if seed_path.exists() else {}
+        except (OSError, ValueError) as exc:
+            raise LibraryError(f"{folder}: cannot load service: {exc}") from exc
+        ddl = sqlmodel_ddl(folder, manifest.name)
+        return cls(manifest, seed_rows, settings=settings, ddl=ddl, llm=llm)
+
+    # -- episodes ---------------------------------------------------------------------
+
+    def fork(self, episode_id: str, source: str | None = None, today: str | None = None) -> Episode:
+        return self.store.fork(episode_id, source, today)
+
+    def delete(self, episode_id: str) -> bool:
+        return self.store.delete(episode_id)
+
+    def has_episode(self, episode_id: str) -> bool:
+        return episode_id in self.store.episodes
+
+    def dump(self, episode_id: str | None) -> dict[str, Any]:
+        return self.store.dump(self.store.get(episode_id, create=False) if episode_id else self.store.seed_view())
+
+    def state_hash(self, episode_id: str | None) -> str:
+        return str(self.dump(episode_id)["hash"])
+
+    def select(self, episode_id: str | None, table: str, where: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        episode = self.store.get(episode_id, create=False) if episode_id else self.store.seed_view()
+        return self.store.select(episode, table, where)
+
+    def write_log(self, episode_id: str) -> list[dict[str, Any]]:
+        return list(self.store.get(episode_id, create=False).write_log)
+
+    # -- tools ------------------------------------------------------------------------
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function schemas with kind/backend/operation annotations."""
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": b.defn.name,
+                    "description": b.defn.description,
+                    "parameters": b.defn.input_schema,
+                },
+                "x-kind": b.defn.kind,
+                "x-backend": b.backend,
+                "x-operation": b.defn.operation,
+            }
+            for b in self.tools.values()
+        ]
+
+    def _prepare(self, episode_id: str | None, name: str, args: Any) -> tuple[_BoundTool, Episode] | dict[str, Any]:
+        bound = self.tools.get(name)
+        if bound is None:
+            return fail("unknown_tool", f"service '{self.name}' has no tool '{name}'")
+        try:
+            bound.validator(args)
+        except ArgumentError as exc:
+            return fail("invalid_arguments", str(exc), bound.backend)
+        episode = self.store.get(episode_id)
+        if episode.read_only and bound.defn.is_write:
+            return fail(
+                "episode_required",
+                f"'{name}' changes state: send an X-Episode-Id header to get an episode of your own",
+                bound.backend,
+            )
+        return bound, episode
+
+    def call_implemented(self, episode_id: str | None, name: str, args: Any) -> dict[str, Any] | None:
+        """The synchronous hot path; returns None when the tool needs the (async) world model."""
+        prepared = self._prepare(episode_id, name, args)
+        if isinstance(prepared, dict):
+            return prepared
+        bound, episode = prepared
+        if bound.op is None:
+            return None
+        assert bound.table is not None
+        try:
+            data = bound.op(self.store, bound.defn, bound.table, episode, args)
+        except ToolFailure as exc:
+            result = fail(exc.code, exc.message, "implemented")
+        except (ValueError, TypeError, OverflowError) as exc:
+            result = fail("invalid_arguments", f"{name}: {exc}", "implemented")
+        except Exception as exc:  # sqlite errors from odd values: a client error, never a 500
+            log.exception("tool %s.%s failed", self.name, name)
+            result = fail("tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}", "implemented")
+        else:
+            result = ok(data, "implemented")
+        if bound.defn.is_write:
+            self._log(episode, name, args, result)
+        return result
+
+    async def call_tool(self, episode_id: str | None, name: str, args: Any) -> dict[str, Any]:
+        """Run one tool call in an episode and return the envelope."""
+        result = self.call_implemented(episode_id, name, args)
+        if result is not None:
+            return result
+        bound = self.tools[name]
+        episode = self.store.get(episode_id)
+        try:
+            data = await self.world.respond(bound.defn, args, episode)
+            result = ok(data, "simulated")
+        except Exception as exc:
+            log.exception("simulated tool %s.%s failed", self.name, name)
+            result = fail("tool_error", f"{name} could not be simulated: {exc}", "simulated")
+        if bound.defn.is_write:
+            self._log(episode, name, args, result)
+        return result
+
+    def _log(self, episode: Episode, name: str, args: Any, result: dict[str, Any]) -> None:
+        if episode.read_only:
+            return
+        episode.write_log.append(
+            {
+                "seq": len(episode.write_log) + 1,
+                "tool": name,
+                "arguments": args,
+                "success": result["success"],
+                "backend": result.get("backend"),
+                "time": episode.now,
+                "wall_time": time.time(),
+            }
+        )
+
+
+def load_library(path: Path, settings: Settings | None = None, llm: LLMClient | None = None) -> dict[str, ServiceRuntime]:
+    """Every service under ``path`` (folders holding a manifest.json), sorted by name."""
+    if not path.is_dir():
+        raise LibraryError(f"library folder {path} does not exist")
+    runtimes: dict[str, ServiceRuntime] = {}
+    for folder in sorted(p.parent for p in path.glob("*/manifest.json")):
+        runtime = ServiceRuntime.from_folder(folder, settings, llm)
+        if runtime.name in runtimes:
+            raise LibraryError(f"{folder}: duplicate service name '{runtime.name}'")
+        runtimes[runtime.name] = runtime
+    return runtimes

@@ -1,0 +1,202 @@
+"""Per-episode SQLite state: a seed database and cheap forks of it, keyed by episode id.
+
+A fork is one ``sqlite3`` backup of the source database into a new in-memory
+connection (tens of microseconds for a small service). Episodes are reaped after a
+TTL of inactivity, and beyond ``max_episodes`` the least recently used goes first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from compoworld.errors import EpisodeError
+from compoworld.runtime.tables import ACTION_LOG_DDL, SEQ_DDL, EntityTable, quote
+
+__all__ = ["Episode", "StateStore", "canonical_hash"]
+
+SEED_VIEW = "__seed__"
+
+
+def canonical_hash(obj: Any) -> str:
+    """sha256 of the canonical JSON of ``obj``: the state hash tasks and graders compare."""
+    data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def _connect() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    return conn
+
+
+@dataclass
+class Episode:
+    """One episode's private copy of a service's state."""
+
+    id: str
+    conn: sqlite3.Connection
+    today: str
+    last_used: float
+    read_only: bool = False
+    write_log: list[dict[str, Any]] = field(default_factory=list)
+    sim_cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def now(self) -> str:
+        """The frozen 'now' of the episode (noon UTC of its day)."""
+        return f"{self.today}T12:00:00Z"
+
+
+class StateStore:
+    """The seed database of one service and the episodes forked from it."""
+
+    def __init__(
+        self,
+        tables: list[EntityTable],
+        seed_rows: dict[str, list[dict[str, Any]]],
+        *,
+        ddl: list[str] | None = None,
+        default_today: str = "2026-01-15",
+        ttl_s: float = 1800.0,
+        max_episodes: int = 20000,
+    ) -> None:
+        self.tables = {t.name: t for t in tables}
+        self.default_today = default_today
+        self.ttl_s = ttl_s
+        self.max_episodes = max_episodes
+        self.episodes: OrderedDict[str, Episode] = OrderedDict()
+        self._ops_since_reap = 0
+        self.seed = self._build_seed(ddl or [t.ddl() for t in tables], seed_rows)
+        self._seed_episode = Episode(SEED_VIEW, self.seed, default_today, time.monotonic(), read_only=True)
+
+    def _build_seed(self, ddl: list[str], seed_rows: dict[str, list[dict[str, Any]]]) -> sqlite3.Connection:
+        conn = _connect()
+        conn.execute("BEGIN")
+        for statement in [*ddl, SEQ_DDL, ACTION_LOG_DDL]:
+            conn.execute(statement)
+        for name, table in self.tables.items():
+            rows = seed_rows.get(name, [])
+            for row in rows:
+                cols = [c for c in table.column_names if c in row]
+                conn.execute(table.insert_sql(cols), [table.encode_value(c, row[c]) for c in cols])
+            conn.execute("INSERT INTO _cw_seq (tbl, next) VALUES (?, ?)", (name, len(rows) + 1))
+        conn.execute("COMMIT")
+        return conn
+
+    # -- episodes ---------------------------------------------------------------------
+
+    def seed_view(self) -> Episode:
+        """The read-only view used by calls without an episode id."""
+        return self._seed_episode
+
+    def fork(self, episode_id: str, source: str | None = None, today: str | None = None) -> Episode:
+        """Create (or replace) an episode as a copy of the seed or of another episode."""
+        if not episode_id or episode_id == SEED_VIEW:
+            raise EpisodeError(f"invalid episode id {episode_id!r}")
+        if source is not None and source not in self.episodes:
+            raise EpisodeError(f"cannot fork from unknown episode '{source}'")
+        src = self.seed if source is None else self.episodes[source].conn
+        conn = _connect()
+        src.backup(conn)
+        old = self.episodes.pop(episode_id, None)
+        if old is not None:
+            old.conn.close()
+        day = today or (self.episodes[source].today if source else self.default_today)
+        episode = Episode(episode_id, conn, day, time.monotonic())
+        if source is not None:
+            parent = self.episodes[source]
+            episode.write_log = [dict(e) for e in parent.write_log]
+            episode.sim_cache = dict(parent.sim_cache)
+        self.episodes[episode_id] = episode
+        self._maybe_reap()
+        return episode
+
+    def get(self, episode_id: str | None, *, create: bool = True) -> Episode:
+        """The episode for a call: the seed view for no id, a lazy fork for a new id."""
+        if not episode_id:
+            return self._seed_episode
+        episode = self.episodes.get(episode_id)
+        if episode is None:
+            if not create:
+                raise EpisodeError(f"unknown episode '{episode_id}'")
+            return self.fork(episode_id)
+        episode.last_used = time.monotonic()
+        self.episodes.move_to_end(episode_id)
+        return episode
+
+    def delete(self, episode_id: str) -> bool:
+        episode = self.episodes.pop(episode_id, None)
+        if episode is None:
+            return False
+        episode.conn.close()
+        return True
+
+    def reap(self, now: float | None = None) -> int:
+        """Drop episodes idle longer than the TTL and the oldest ones beyond the cap."""
+        now = time.monotonic() if now is None else now
+        stale = [eid for eid, ep in self.episodes.items() if now - ep.last_used > self.ttl_s]
+        while len(self.episodes) - len(stale) > self.max_episodes:
+            oldest = next(eid for eid in self.episodes if eid not in stale)
+            stale.append(oldest)
+        for eid in stale:
+            self.delete(eid)
+        return len(stale)
+
+    def _maybe_reap(self) -> None:
+        self._ops_since_reap += 1
+        if self._ops_since_reap >= 256 or len(self.episodes) > self.max_episodes:
+            self._ops_since_reap = 0
+            self.reap()
+
+    # -- typed state ------------------------------------------------------------------
+
+    def dump(self, episode: Episode) -> dict[str, Any]:
+        """Every table's rows (sorted by key) and the action log, plus their hash."""
+        tables: dict[str, list[dict[str, Any]]] = {}
+        for name in sorted(self.tables):
+            table = self.tables[name]
+            tables[name] = [table.decode(r) for r in episode.conn.execute(table.sql_all)]
+        tables["action_log"] = self.action_log(episode)
+        return {"tables": tables, "hash": canonical_hash(tables)}
+
+    def action_log(self, episode: Episode) -> list[dict[str, Any]]:
+        rows = episode.conn.execute(
+            "SELECT seq, tool, operation, arguments, response, time FROM action_log ORDER BY seq"
+        )
+        return [
+            {"seq": s, "tool": t, "operation": o, "arguments": json.loads(a), "response": json.loads(r), "time": tm}
+            for s, t, o, a, r, tm in rows
+        ]
+
+    def select(self, episode: Episode, table: str, where: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Rows of one table matching equality filters (the grader's targeted read)."""
+        if table == "action_log":
+            log = self.action_log(episode)
+            return [r for r in log if all(r.get(k) == v for k, v in (where or {}).items())]
+        spec = self.tables.get(table)
+        if spec is None:
+            raise EpisodeError(f"unknown table '{table}'")
+        where = where or {}
+        if set(where) == {spec.pk}:
+            row = episode.conn.execute(spec.sql_get, (where[spec.pk],)).fetchone()
+            return [spec.decode(row)] if row else []
+        clauses, params = [], []
+        for key, value in sorted(where.items()):
+            if key not in spec.column_set:
+                raise EpisodeError(f"unknown column '{key}' of table '{table}'")
+            clauses.append(f"{quote(key)} IS ?")
+            params.append(spec.encode_value(key, value))
+        sql = spec.sql_select + (" WHERE " + " AND ".join(clauses) if clauses else "") + f" ORDER BY {quote(spec.pk)}"
+        return [spec.decode(r) for r in episode.conn.execute(sql, params)]
+
+    def next_id(self, episode: Episode, table: str) -> int:
+        """Deterministic row counter of a table in this episode (ids don't depend on timing)."""
+        row = episode.conn.execute("SELECT next FROM _cw_seq WHERE tbl = ?", (table,)).fetchone()
+        value = int(row[0]) if row else 1
+        episode.conn.execute("UPDATE _cw_seq SET next = ? WHERE tbl = ?", (value + 1, table))
+        return value

@@ -1,0 +1,99 @@
+"""SQL for one entity table, compiled once from the manifest: DDL, row encoding and decoding.
+
+The hot path talks to ``sqlite3`` directly with these precompiled statements; SQLModel
+defines the typed schema (``models.py``) and the DDL is taken from it when present.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from compoworld.manifest import ColumnDef, EntityDef
+
+__all__ = ["ACTION_LOG_DDL", "SEQ_DDL", "EntityTable", "quote"]
+
+SEQ_DDL = "CREATE TABLE _cw_seq (tbl TEXT PRIMARY KEY, next INTEGER NOT NULL)"
+ACTION_LOG_DDL = (
+    "CREATE TABLE action_log (seq INTEGER PRIMARY KEY, tool TEXT NOT NULL, operation TEXT NOT NULL, "
+    "arguments TEXT NOT NULL, response TEXT NOT NULL, time TEXT NOT NULL)"
+)
+_SQL_TYPES = {"integer": "INTEGER", "number": "REAL", "string": "TEXT", "boolean": "BOOLEAN", "json": "JSON"}
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class EntityTable:
+    """Precompiled statements and codecs for one entity."""
+
+    def __init__(self, entity: EntityDef) -> None:
+        self.entity = entity
+        self.name = entity.table
+        self.pk = entity.pk
+        self.columns: list[ColumnDef] = list(entity.columns)
+        self.column_names: list[str] = [c.name for c in self.columns]
+        self.column_set = frozenset(self.column_names)
+        self.by_name = {c.name: c for c in self.columns}
+        self._json_cols = frozenset(c.name for c in self.columns if c.type == "json")
+        self._bool_cols = frozenset(c.name for c in self.columns if c.type == "boolean")
+        qt = quote(self.name)
+        cols = ", ".join(quote(c) for c in self.column_names)
+        self.q_table = qt
+        self.sql_get = f"SELECT {cols} FROM {qt} WHERE {quote(self.pk)} = ?"
+        self.sql_exists = f"SELECT 1 FROM {qt} WHERE {quote(self.pk)} = ?"
+        self.sql_all = f"SELECT {cols} FROM {qt} ORDER BY {quote(self.pk)}"
+        self.sql_select = f"SELECT {cols} FROM {qt}"
+        self.sql_count = f"SELECT COUNT(*) FROM {qt}"
+        self.sql_delete = f"DELETE FROM {qt} WHERE {quote(self.pk)} = ?"
+        self.text_columns = [c.name for c in self.columns if c.type == "string"]
+        self._decode_plan = [
+            (i, c.name, 1 if c.name in self._json_cols else 2 if c.name in self._bool_cols else 0)
+            for i, c in enumerate(self.columns)
+        ]
+
+    def ddl(self) -> str:
+        parts = []
+        for c in self.columns:
+            spec = f"{quote(c.name)} {_SQL_TYPES[c.type]}"
+            if c.primary_key:
+                spec += " NOT NULL PRIMARY KEY"
+            parts.append(spec)
+        return f"CREATE TABLE {self.q_table} ({', '.join(parts)})"
+
+    def decode(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i, name, kind in self._decode_plan:
+            value = row[i]
+            if value is not None:
+                if kind == 1:
+                    value = json.loads(value)
+                elif kind == 2:
+                    value = bool(value)
+            out[name] = value
+        return out
+
+    def encode_value(self, column: str, value: Any) -> Any:
+        if value is None:
+            return None
+        if column in self._json_cols:
+            return _dumps(value)
+        if column in self._bool_cols:
+            return 1 if value else 0
+        if isinstance(value, (dict, list)):
+            return _dumps(value)
+        return value
+
+    def insert_sql(self, columns: list[str]) -> str:
+        cols = ", ".join(quote(c) for c in columns)
+        marks = ", ".join("?" for _ in columns)
+        return f"INSERT INTO {self.q_table} ({cols}) VALUES ({marks})"
+
+    def update_sql(self, columns: list[str]) -> str:
+        sets = ", ".join(f"{quote(c)} = ?" for c in columns)
+        return f"UPDATE {self.q_table} SET {sets} WHERE {quote(self.pk)} = ?"

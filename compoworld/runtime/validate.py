@@ -1,0 +1,160 @@
+"""Fast argument validation compiled from a tool's JSON schema.
+
+A tool call validates its flat arguments on every call, so the check is compiled once
+per tool into a list of per-field closures (type, enum, required, unknown fields); nested
+objects and arrays with their own structure fall back to a compiled ``jsonschema``
+validator. Errors name the field, so the agent can act on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+__all__ = ["ArgumentError", "ArgsValidator", "coerce_text"]
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+class ArgumentError(ValueError):
+    """Invalid tool arguments; ``field`` names the offending argument."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _types_of(schema: dict[str, Any]) -> tuple[set[str], bool]:
+    """JSON types a schema admits, and whether null is allowed."""
+    raw = schema.get("type")
+    types: set[str] = set()
+    if isinstance(raw, str):
+        types.add(raw)
+    elif isinstance(raw, list):
+        types.update(t for t in raw if isinstance(t, str))
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key) or []:
+            if isinstance(sub, dict):
+                sub_types, _ = _types_of(sub)
+                types.update(sub_types)
+    nullable = bool(schema.get("nullable")) or "null" in types
+    types.discard("null")
+    return types, nullable
+
+
+def _is_type(value: Any, types: set[str]) -> bool:
+    if not types:
+        return True
+    for name in types:
+        expected = _JSON_TYPES.get(name)
+        if expected is None:
+            return True
+        if isinstance(value, bool) and name in ("integer", "number"):
+            continue
+        if name == "integer" and isinstance(value, float) and value.is_integer():
+            return True
+        if isinstance(value, expected):
+            return True
+    return False
+
+
+def _needs_deep_check(schema: dict[str, Any]) -> bool:
+    return any(k in schema for k in ("properties", "items", "required", "minimum", "maximum", "pattern"))
+
+
+def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
+    types, nullable = _types_of(schema)
+    enum = schema.get("enum")
+    enum_set = {repr(v) for v in enum} if isinstance(enum, list) else None
+    deep = None
+    if _needs_deep_check(schema) and ({"object", "array"} & types or not types):
+        try:
+            Draft202012Validator.check_schema(schema)
+            deep = Draft202012Validator(schema)
+        except Exception:  # an upstream schema quirk must not make the tool unusable
+            deep = None
+    type_label = " or ".join(sorted(types)) or "any"
+
+    def check(value: Any) -> None:
+        if value is None:
+            if nullable or not types:
+                return
+            raise ArgumentError(name, f"argument '{name}' must not be null (expected {type_label})")
+        if not _is_type(value, types):
+            raise ArgumentError(name, f"argument '{name}' must be {type_label}, got {type(value).__name__}")
+        if enum_set is not None and repr(value) not in enum_set:
+            allowed = ", ".join(repr(v) for v in enum[:12])
+            raise ArgumentError(name, f"argument '{name}' must be one of: {allowed}")
+        if deep is not None:
+            error = next(iter(deep.iter_errors(value)), None)
+            if error is not None:
+                where = "/".join(str(p) for p in error.absolute_path)
+                label = f"{name}/{where}" if where else name
+                raise ArgumentError(name, f"argument '{label}': {error.message[:200]}")
+
+    return check
+
+
+class ArgsValidator:
+    """Validates the flat argument object of one tool."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        props = schema.get("properties") or {}
+        self.properties: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if isinstance(v, dict)}
+        self.required: tuple[str, ...] = tuple(r for r in schema.get("required") or [] if r in self.properties)
+        self.allow_extra = schema.get("additionalProperties", False) is not False
+        self._checks = {k: _field_check(k, v) for k, v in self.properties.items()}
+
+    def __call__(self, args: Any) -> dict[str, Any]:
+        if not isinstance(args, dict):
+            raise ArgumentError(None, f"arguments must be a JSON object, got {type(args).__name__}")
+        for name in self.required:
+            if name not in args:
+                raise ArgumentError(name, f"missing required argument '{name}'")
+        checks = self._checks
+        for key, value in args.items():
+            check = checks.get(key)
+            if check is None:
+                if self.allow_extra:
+                    continue
+                known = ", ".join(sorted(self.properties)[:20]) or "none"
+                raise ArgumentError(key, f"unknown argument '{key}' (known: {known})")
+            check(value)
+        return args
+
+    def coerce_strings(self, raw: dict[str, str]) -> dict[str, Any]:
+        """Turn path/query strings into the JSON types the schema asks for (REST routes)."""
+        out: dict[str, Any] = {}
+        for key, value in raw.items():
+            schema = self.properties.get(key)
+            out[key] = coerce_text(value, schema) if schema is not None else value
+        return out
+
+
+def coerce_text(value: str, schema: dict[str, Any]) -> Any:
+    """Best-effort conversion of a URL string to the schema's type; unconvertible text is kept as is."""
+    types, _ = _types_of(schema)
+    if "string" in types or not types:
+        return value
+    try:
+        if "integer" in types:
+            return int(value)
+        if "number" in types:
+            return float(value)
+    except ValueError:
+        return value
+    if "boolean" in types and value.lower() in ("true", "false", "1", "0"):
+        return value.lower() in ("true", "1")
+    if "array" in types:
+        return [v for v in value.split(",") if v]
+    return value

@@ -1,0 +1,44 @@
+"""Settings, read from the environment (prefix ``COMPOWORLD_``) when asked for, never at import time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["DEV_ADMIN_TOKEN", "Settings", "bundled_library"]
+
+DEV_ADMIN_TOKEN = "compoworld-dev-token"
+
+
+def bundled_library() -> Path:
+    """The starter library committed in the repository (``generated_services/``)."""
+    return Path(__file__).resolve().parent.parent / "generated_services"
+
+
+class Settings(BaseSettings):
+    """Runtime and orchestrator settings. Construct explicitly and pass down (STYLE #4)."""
+
+    model_config = SettingsConfigDict(env_prefix="COMPOWORLD_", extra="ignore")
+
+    admin_token: str = Field(
+        default=DEV_ADMIN_TOKEN,
+        description="Bearer token for /admin routes. The default is for a laptop only; deployments set their own.",
+    )
+    library: Path = Field(default_factory=bundled_library, description="Folder of generated services.")
+    episode_ttl_s: float = Field(default=1800.0, description="Idle episodes are reaped after this many seconds.")
+    max_episodes: int = Field(default=20000, description="Per service; the oldest idle episode is reaped beyond it.")
+    max_payload_bytes: int = Field(default=256 * 1024, description="Largest accepted tool-call body.")
+    default_today: str = Field(default="2026-01-15", description="Frozen date of episodes that name none.")
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for the world model.")
+    llm_model: str = Field(default="gpt-4o-mini", description="Model name at that endpoint.")
+    llm_api_key: str = Field(default="EMPTY", description="API key for that endpoint.")
+    llm_timeout_s: float = Field(default=30.0, description="Per-request timeout for LLM calls.")
+    llm_retries: int = Field(default=2, description="Retries for an LLM call that fails or returns invalid output.")
+    service_urls_file: Path | None = Field(default=None, description="JSON map service -> base URL (orchestrator).")
+    service_url_template: str | None = Field(
+        default=None, description="e.g. http://{service}.{namespace}.svc:8000 (orchestrator discovery)."
+    )
+    namespace: str = Field(default="default", description="Kubernetes namespace used by the URL template.")
+    service_timeout_s: float = Field(default=10.0, description="Per tool call timeout to a remote service.")
