@@ -14,7 +14,9 @@ from compoworld.settings import Settings
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="CompoWorld: verified tool services, tasks, episodes.")
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="CompoWorld: verified tool services, tasks, episodes."
+)
 console = Console()
 
 # name -> "module:attr" of a typer app (sub-command group) or a command function
@@ -52,7 +54,9 @@ def _register() -> None:
             logging.getLogger(__name__).debug("command %s unavailable: %s", name, exc)
 
 
-LibraryOpt = Annotated[Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")]
+LibraryOpt = Annotated[
+    Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")
+]
 
 
 def _serve(asgi_app: Any, host: str, port: int) -> None:
@@ -80,7 +84,11 @@ def serve(
             console.print(f"[red]no service '{name}' in {root}[/red]")
             raise typer.Exit(2)
         runtimes[name] = ServiceRuntime.from_folder(folder, settings)
-    asgi = create_service_app(runtimes[names[0]], settings) if len(names) == 1 else create_library_app(runtimes, settings)
+    asgi = (
+        create_service_app(runtimes[names[0]], settings)
+        if len(names) == 1
+        else create_library_app(runtimes, settings)
+    )
     console.print(f"serving {', '.join(names)} on http://{host}:{port}")
     _serve(asgi, host, port)
 

@@ -1,11 +1,11 @@
 """Exceptions for infrastructure failures. Tool failures are observations, not exceptions (STYLE #7).
 
-    CompoWorldError
-    ├── SpecError              a specification cannot be ingested (file + JSON pointer)
-    ├── LibraryError           a library folder or a generated service cannot be loaded
-    ├── EpisodeError           an episode id is unknown, finished, or over its limits
-    ├── ServiceUnavailable     a service did not answer (dead, slow, unreachable)
-    └── LLMError               the configured model endpoint failed after retries
+CompoWorldError
+├── SpecError              a specification cannot be ingested (file + JSON pointer)
+├── LibraryError           a library folder or a generated service cannot be loaded
+├── EpisodeError           an episode id is unknown, finished, or over its limits
+├── ServiceUnavailable     a service did not answer (dead, slow, unreachable)
+└── LLMError               the configured model endpoint failed after retries
 """
 
 from __future__ import annotations

@@ -105,7 +105,9 @@ class LLMClient:
                     }
                     for tc in (choice.message.tool_calls or [])
                 ]
-                return ChatResult(choice.message.content, calls, choice.finish_reason or "", resp.model_dump())
+                return ChatResult(
+                    choice.message.content, calls, choice.finish_reason or "", resp.model_dump()
+                )
             except Exception as exc:  # transport, HTTP status, malformed payload: all retried the same way
                 last = exc
                 self.usage.failures += 1

@@ -39,10 +39,16 @@ class ColumnDef(BaseModel):
     enum: list[Any] | None = Field(default=None, description="Allowed values, if the spec restricts them.")
     format: str | None = Field(default=None, description="JSON schema format (email, date-time...).")
     semantic: str | None = Field(default=None, description="Semantic type, or 'id:<entity>' for references.")
-    ref: str | None = Field(default=None, description="Entity this column references (a foreign key), if any.")
+    ref: str | None = Field(
+        default=None, description="Entity this column references (a foreign key), if any."
+    )
     description: str = Field(default="", description="From the spec.")
-    json_schema: dict[str, Any] = Field(default_factory=dict, description="The field's JSON schema in the spec.")
-    read_only: bool = Field(default=False, description="Set by the service (ids, timestamps), never by a caller.")
+    json_schema: dict[str, Any] = Field(
+        default_factory=dict, description="The field's JSON schema in the spec."
+    )
+    read_only: bool = Field(
+        default=False, description="Set by the service (ids, timestamps), never by a caller."
+    )
 
 
 class EntityDef(BaseModel):
@@ -52,11 +58,15 @@ class EntityDef(BaseModel):
     class_name: str = Field(description="Python class name of the SQLModel table class (Contact).")
     table: str = Field(description="SQLite table name.")
     pk: str = Field(description="Primary key column name.")
-    pk_type: Literal["integer", "string"] = Field(description="Integer keys count up; string keys get a prefix.")
+    pk_type: Literal["integer", "string"] = Field(
+        description="Integer keys count up; string keys get a prefix."
+    )
     id_prefix: str = Field(default="", description="Prefix of generated string ids (con_000042).")
     columns: list[ColumnDef] = Field(description="All columns, key first.")
     seed_rows: int = Field(default=0, description="How many rows the seed holds.")
-    label_column: str | None = Field(default=None, description="Column that names a row to a person (name, title).")
+    label_column: str | None = Field(
+        default=None, description="Column that names a row to a person (name, title)."
+    )
 
     def column(self, name: str) -> ColumnDef | None:
         return next((c for c in self.columns if c.name == name), None)
@@ -69,18 +79,24 @@ class ToolDef(BaseModel):
     description: str = Field(default="", description="What the tool does.")
     kind: Literal["read", "write"] = Field(description="Whether the tool can change state.")
     operation: Operation = Field(description="What the tool does to its entity.")
-    backend: Literal["implemented", "simulated"] = Field(description="Typed-state implementation or world model.")
+    backend: Literal["implemented", "simulated"] = Field(
+        description="Typed-state implementation or world model."
+    )
     simulated_reason: str | None = Field(default=None, description="Why the tool is simulated, if it is.")
     entity: str | None = Field(default=None, description="Entity the tool operates on.")
     method: str = Field(default="POST", description="HTTP method of the spec's own REST route.")
-    path: str | None = Field(default=None, description="The spec's REST path (FastAPI syntax), if it has one.")
+    path: str | None = Field(
+        default=None, description="The spec's REST path (FastAPI syntax), if it has one."
+    )
     input_schema: dict[str, Any] = Field(description="JSON schema of the flat arguments (type object).")
     output_schema: dict[str, Any] = Field(default_factory=dict, description="JSON schema of envelope 'data'.")
     arg_locations: dict[str, str] = Field(
-        default_factory=dict, description="Where each argument travels on the REST route: path|query|header|body."
+        default_factory=dict,
+        description="Where each argument travels on the REST route: path|query|header|body.",
     )
     arg_columns: dict[str, str] = Field(
-        default_factory=dict, description="Argument -> column it sets (create/update) or filters on (list/search)."
+        default_factory=dict,
+        description="Argument -> column it sets (create/update) or filters on (list/search).",
     )
     pk_arg: str | None = Field(default=None, description="The argument naming the row (read/update/delete).")
     body_arg: str | None = Field(
@@ -91,7 +107,8 @@ class ToolDef(BaseModel):
     offset_arg: str | None = Field(default=None, description="Offset/page argument of list/search tools.")
     arg_semantics: dict[str, str] = Field(default_factory=dict, description="Argument -> semantic type.")
     output_semantics: dict[str, str] = Field(
-        default_factory=dict, description="Dotted response field path -> semantic type ('[]' marks list items)."
+        default_factory=dict,
+        description="Dotted response field path -> semantic type ('[]' marks list items).",
     )
 
     @property

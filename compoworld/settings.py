@@ -27,16 +27,26 @@ class Settings(BaseSettings):
         description="Bearer token for /admin routes. The default is for a laptop only; deployments set their own.",
     )
     library: Path = Field(default_factory=bundled_library, description="Folder of generated services.")
-    episode_ttl_s: float = Field(default=1800.0, description="Idle episodes are reaped after this many seconds.")
-    max_episodes: int = Field(default=20000, description="Per service; the oldest idle episode is reaped beyond it.")
+    episode_ttl_s: float = Field(
+        default=1800.0, description="Idle episodes are reaped after this many seconds."
+    )
+    max_episodes: int = Field(
+        default=20000, description="Per service; the oldest idle episode is reaped beyond it."
+    )
     max_payload_bytes: int = Field(default=256 * 1024, description="Largest accepted tool-call body.")
     default_today: str = Field(default="2026-01-15", description="Frozen date of episodes that name none.")
-    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for the world model.")
+    llm_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint for the world model."
+    )
     llm_model: str = Field(default="gpt-4o-mini", description="Model name at that endpoint.")
     llm_api_key: str = Field(default="EMPTY", description="API key for that endpoint.")
     llm_timeout_s: float = Field(default=30.0, description="Per-request timeout for LLM calls.")
-    llm_retries: int = Field(default=2, description="Retries for an LLM call that fails or returns invalid output.")
-    service_urls_file: Path | None = Field(default=None, description="JSON map service -> base URL (orchestrator).")
+    llm_retries: int = Field(
+        default=2, description="Retries for an LLM call that fails or returns invalid output."
+    )
+    service_urls_file: Path | None = Field(
+        default=None, description="JSON map service -> base URL (orchestrator)."
+    )
     service_url_template: str | None = Field(
         default=None, description="e.g. http://{service}.{namespace}.svc:8000 (orchestrator discovery)."
     )

@@ -59,7 +59,9 @@ def test_delete_then_read_gives_not_found(crm: ServiceRuntime) -> None:
         ([1, 2], "object"),
     ],
 )
-def test_invalid_arguments_name_the_field_and_change_nothing(crm: ServiceRuntime, args: object, field: str) -> None:
+def test_invalid_arguments_name_the_field_and_change_nothing(
+    crm: ServiceRuntime, args: object, field: str
+) -> None:
     before = crm.dump("e9") if crm.has_episode("e9") else None
     crm.fork("e9")
     before = crm.state_hash("e9")
@@ -110,7 +112,9 @@ def test_simulated_tools_are_deterministic_logged_and_readable_later(crm: Servic
     assert log[0]["tool"] == "sendEmail" and log[0]["arguments"]["to"] == "ann@example.com"
     read = call(crm, "e1", "getEmail", {"message_id": sent["data"]["message_id"]})
     assert read["data"]["to"] == "ann@example.com" and read["data"]["subject"] == "Hi"
-    assert call(crm, "e1", "getEmail", {"message_id": "zzz"}) == call(crm, "e1", "getEmail", {"message_id": "zzz"})
+    assert call(crm, "e1", "getEmail", {"message_id": "zzz"}) == call(
+        crm, "e1", "getEmail", {"message_id": "zzz"}
+    )
     again = call(crm, "e2", "sendEmail", {"to": "ann@example.com", "subject": "Hi"})
     assert again["data"] == sent["data"]
 

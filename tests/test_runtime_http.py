@@ -24,7 +24,9 @@ def client(tmp_path: Path) -> httpx.AsyncClient:
 async def test_health_and_tools_list_kinds_and_backends(client: httpx.AsyncClient) -> None:
     assert (await client.get("/health")).json()["service"] == "crm"
     tools = {t["function"]["name"]: t for t in (await client.get("/tools")).json()}
-    assert tools["createContact"]["x-kind"] == "write" and tools["createContact"]["x-backend"] == "implemented"
+    assert (
+        tools["createContact"]["x-kind"] == "write" and tools["createContact"]["x-backend"] == "implemented"
+    )
     assert tools["sendEmail"]["x-backend"] == "simulated"
 
 
@@ -53,7 +55,9 @@ async def test_rest_routes_follow_the_spec_paths(client: httpx.AsyncClient) -> N
         (b'{"name": "' + b"x" * 5000 + b'"}', 413),
     ],
 )
-async def test_bad_rest_bodies_are_4xx_and_change_nothing(client: httpx.AsyncClient, body: bytes, code: int) -> None:
+async def test_bad_rest_bodies_are_4xx_and_change_nothing(
+    client: httpx.AsyncClient, body: bytes, code: int
+) -> None:
     await client.post("/admin/episodes", json={"episode_id": "b1"}, headers=TOKEN)
     before = (await client.get("/admin/episodes/b1/hash", headers=TOKEN)).json()["hash"]
     resp = await client.post("/contacts", content=body, headers={"X-Episode-Id": "b1"})
@@ -84,14 +88,18 @@ async def test_admin_fork_dump_select_log_delete(client: httpx.AsyncClient) -> N
     new = [r for r in state["tables"]["contact"] if r["name"] == "Z"]
     assert new and new[0]["created_at"] == "2026-03-01T12:00:00Z"
     sel = await client.post(
-        "/admin/episodes/b/select", json={"queries": [{"table": "contact", "where": {"name": "Z"}}]}, headers=TOKEN
+        "/admin/episodes/b/select",
+        json={"queries": [{"table": "contact", "where": {"name": "Z"}}]},
+        headers=TOKEN,
     )
     assert sel.json()["results"][0][0]["id"] == new[0]["id"]
     log = (await client.get("/admin/episodes/a/log", headers=TOKEN)).json()["log"]
     assert log[0]["tool"] == "createContact"
     assert (await client.delete("/admin/episodes/a", headers=TOKEN)).status_code == 200
     assert (await client.get("/admin/episodes/a/state", headers=TOKEN)).status_code == 404
-    assert (await client.post("/admin/episodes", json={"episode_id": "c", "source": "nope"}, headers=TOKEN)).status_code == 404
+    assert (
+        await client.post("/admin/episodes", json={"episode_id": "c", "source": "nope"}, headers=TOKEN)
+    ).status_code == 404
 
 
 async def test_library_app_mounts_every_service(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ async def _read_args(request: Request, limit: int) -> Any:
         return fail("invalid_json", f"request body is not valid JSON: {exc}")
 
 
-def _episode_of(request: Request) -> str | None | dict[str, Any]:
+def _episode_of(request: Request) -> str | dict[str, Any] | None:
     episode = request.headers.get("x-episode-id")
     if episode is None or episode == "":
         return None
@@ -153,7 +153,9 @@ def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
     return router
 
 
-def _rest_handler(runtime: ServiceRuntime, name: str, settings: Settings) -> Callable[[Request], Awaitable[Response]]:
+def _rest_handler(
+    runtime: ServiceRuntime, name: str, settings: Settings
+) -> Callable[[Request], Awaitable[Response]]:
     bound = runtime.tools[name]
     defn = bound.defn
     locations = defn.arg_locations
@@ -178,7 +180,8 @@ def _rest_handler(runtime: ServiceRuntime, name: str, settings: Settings) -> Cal
                 args["body"] = body
             elif isinstance(body, dict):
                 for key, value in body.items():
-                    args.setdefault(aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", key).lower(), key), value)
+                    arg = aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", str(key)).lower(), str(key))
+                    args.setdefault(arg, value)
             elif body not in ({}, None):
                 return json_response(fail("invalid_arguments", "request body must be a JSON object"), 422)
         result = await runtime.call_tool(episode, name, args)
@@ -199,7 +202,9 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
 
     @app.get("/health")
     async def health() -> Response:
-        return json_response({"status": "ok", "service": runtime.name, "episodes": len(runtime.store.episodes)})
+        return json_response(
+            {"status": "ok", "service": runtime.name, "episodes": len(runtime.store.episodes)}
+        )
 
     @app.get("/tools")
     async def tools() -> Response:

@@ -91,16 +91,27 @@ def _key(tool: ToolDef, table: EntityTable, args: dict[str, Any]) -> Any:
     return key
 
 
-def op_create(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+def op_create(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> Any:
     values = _fields_from_args(tool, table, args)
     seq = store.next_id(episode, table.name)
     if values.get(table.pk) is None:
-        values[table.pk] = seq if table.entity.pk_type == "integer" else f"{table.entity.id_prefix or 'id'}_{seq:06d}"
+        values[table.pk] = (
+            seq if table.entity.pk_type == "integer" else f"{table.entity.id_prefix or 'id'}_{seq:06d}"
+        )
     elif episode.conn.execute(table.sql_exists, (values[table.pk],)).fetchone() is not None:
         raise ToolFailure("conflict", f"{table.entity.name} '{values[table.pk]}' already exists")
     for column in table.columns:
-        if not column.nullable and not column.primary_key and values.get(column.name) is None and not column.read_only:
-            raise ToolFailure("invalid_arguments", f"missing required field '{column.source_name or column.name}'")
+        if (
+            not column.nullable
+            and not column.primary_key
+            and values.get(column.name) is None
+            and not column.read_only
+        ):
+            raise ToolFailure(
+                "invalid_arguments", f"missing required field '{column.source_name or column.name}'"
+            )
     _stamp(table, values, episode, creating=True)
     _check_refs(store, table, episode, values)
     cols = [c for c in table.column_names if c in values]
@@ -108,11 +119,15 @@ def op_create(store: StateStore, tool: ToolDef, table: EntityTable, episode: Epi
     return _row(table, episode, values[table.pk])
 
 
-def op_read(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+def op_read(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> Any:
     return _row(table, episode, _key(tool, table, args))
 
 
-def op_update(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+def op_update(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> Any:
     key = _key(tool, table, args)
     _row(table, episode, key)
     values = _fields_from_args(tool, table, args)
@@ -129,7 +144,9 @@ def op_update(store: StateStore, tool: ToolDef, table: EntityTable, episode: Epi
     return _row(table, episode, key)
 
 
-def op_delete(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+def op_delete(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> Any:
     key = _key(tool, table, args)
     if episode.conn.execute(table.sql_delete, (key,)).rowcount == 0:
         raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")
@@ -149,7 +166,9 @@ def _page(tool: ToolDef, args: dict[str, Any]) -> tuple[int, int]:
     return limit_n, offset_n
 
 
-def op_list(store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> Any:
+def op_list(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> Any:
     clauses: list[str] = []
     params: list[Any] = []
     for arg, column in sorted(tool.arg_columns.items()):

@@ -75,7 +75,9 @@ class _BoundTool:
         self.defn = defn
         self.table = table
         self.validator = ArgsValidator(defn.input_schema)
-        self.op = OPERATIONS.get(defn.operation) if defn.backend == "implemented" and table is not None else None
+        self.op = (
+            OPERATIONS.get(defn.operation) if defn.backend == "implemented" and table is not None else None
+        )
         self.backend = "implemented" if self.op is not None else "simulated"
 
 
@@ -110,7 +112,9 @@ class ServiceRuntime:
         self.world = WorldModel(self.name, llm, retries=self.settings.llm_retries)
 
     @classmethod
-    def from_folder(cls, folder: Path, settings: Settings | None = None, llm: LLMClient | None = None) -> ServiceRuntime:
+    def from_folder(
+        cls, folder: Path, settings: Settings | None = None, llm: LLMClient | None = None
+    ) -> ServiceRuntime:
         """Load a generated service folder (manifest.json, seed.json, models.py)."""
         try:
             manifest = ServiceManifest.model_validate_json((folder / "manifest.json").read_text())
@@ -133,12 +137,16 @@ class ServiceRuntime:
         return episode_id in self.store.episodes
 
     def dump(self, episode_id: str | None) -> dict[str, Any]:
-        return self.store.dump(self.store.get(episode_id, create=False) if episode_id else self.store.seed_view())
+        return self.store.dump(
+            self.store.get(episode_id, create=False) if episode_id else self.store.seed_view()
+        )
 
     def state_hash(self, episode_id: str | None) -> str:
         return str(self.dump(episode_id)["hash"])
 
-    def select(self, episode_id: str | None, table: str, where: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def select(
+        self, episode_id: str | None, table: str, where: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         episode = self.store.get(episode_id, create=False) if episode_id else self.store.seed_view()
         return self.store.select(episode, table, where)
 
@@ -164,7 +172,9 @@ class ServiceRuntime:
             for b in self.tools.values()
         ]
 
-    def _prepare(self, episode_id: str | None, name: str, args: Any) -> tuple[_BoundTool, Episode] | dict[str, Any]:
+    def _prepare(
+        self, episode_id: str | None, name: str, args: Any
+    ) -> tuple[_BoundTool, Episode] | dict[str, Any]:
         bound = self.tools.get(name)
         if bound is None:
             return fail("unknown_tool", f"service '{self.name}' has no tool '{name}'")
@@ -198,7 +208,9 @@ class ServiceRuntime:
             result = fail("invalid_arguments", f"{name}: {exc}", "implemented")
         except Exception as exc:  # sqlite errors from odd values: a client error, never a 500
             log.exception("tool %s.%s failed", self.name, name)
-            result = fail("tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}", "implemented")
+            result = fail(
+                "tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}", "implemented"
+            )
         else:
             result = ok(data, "implemented")
         if bound.defn.is_write:
@@ -238,7 +250,9 @@ class ServiceRuntime:
         )
 
 
-def load_library(path: Path, settings: Settings | None = None, llm: LLMClient | None = None) -> dict[str, ServiceRuntime]:
+def load_library(
+    path: Path, settings: Settings | None = None, llm: LLMClient | None = None
+) -> dict[str, ServiceRuntime]:
     """Every service under ``path`` (folders holding a manifest.json), sorted by name."""
     if not path.is_dir():
         raise LibraryError(f"library folder {path} does not exist")

@@ -169,11 +169,20 @@ class StateStore:
             "SELECT seq, tool, operation, arguments, response, time FROM action_log ORDER BY seq"
         )
         return [
-            {"seq": s, "tool": t, "operation": o, "arguments": json.loads(a), "response": json.loads(r), "time": tm}
+            {
+                "seq": s,
+                "tool": t,
+                "operation": o,
+                "arguments": json.loads(a),
+                "response": json.loads(r),
+                "time": tm,
+            }
             for s, t, o, a, r, tm in rows
         ]
 
-    def select(self, episode: Episode, table: str, where: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def select(
+        self, episode: Episode, table: str, where: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Rows of one table matching equality filters (the grader's targeted read)."""
         if table == "action_log":
             log = self.action_log(episode)
@@ -191,7 +200,11 @@ class StateStore:
                 raise EpisodeError(f"unknown column '{key}' of table '{table}'")
             clauses.append(f"{quote(key)} IS ?")
             params.append(spec.encode_value(key, value))
-        sql = spec.sql_select + (" WHERE " + " AND ".join(clauses) if clauses else "") + f" ORDER BY {quote(spec.pk)}"
+        sql = (
+            spec.sql_select
+            + (" WHERE " + " AND ".join(clauses) if clauses else "")
+            + f" ORDER BY {quote(spec.pk)}"
+        )
         return [spec.decode(r) for r in episode.conn.execute(sql, params)]
 
     def next_id(self, episode: Episode, table: str) -> int:

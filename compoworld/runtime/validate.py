@@ -13,7 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-__all__ = ["ArgumentError", "ArgsValidator", "coerce_text"]
+__all__ = ["ArgsValidator", "ArgumentError", "coerce_text"]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -74,8 +74,8 @@ def _needs_deep_check(schema: dict[str, Any]) -> bool:
 
 def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     types, nullable = _types_of(schema)
-    enum = schema.get("enum")
-    enum_set = {repr(v) for v in enum} if isinstance(enum, list) else None
+    enum: list[Any] = schema["enum"] if isinstance(schema.get("enum"), list) else []
+    enum_set = {repr(v) for v in enum} if enum else None
     deep = None
     if _needs_deep_check(schema) and ({"object", "array"} & types or not types):
         try:
@@ -111,7 +111,9 @@ class ArgsValidator:
     def __init__(self, schema: dict[str, Any]) -> None:
         props = schema.get("properties") or {}
         self.properties: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if isinstance(v, dict)}
-        self.required: tuple[str, ...] = tuple(r for r in schema.get("required") or [] if r in self.properties)
+        self.required: tuple[str, ...] = tuple(
+            r for r in schema.get("required") or [] if r in self.properties
+        )
         self.allow_extra = schema.get("additionalProperties", False) is not False
         self._checks = {k: _field_check(k, v) for k, v in self.properties.items()}
 

@@ -28,12 +28,64 @@ __all__ = ["WorldModel", "generate_value"]
 
 log = logging.getLogger(__name__)
 
-_WORDS = (
-    "alpha bravo cedar delta ember falcon garnet harbor indigo juniper kestrel lumen meadow "
-    "nimbus orchid pioneer quartz river summit timber umber vertex willow zephyr"
-).split()
-_FIRST = "Ada Ben Chloe Dev Elena Farid Grace Hiro Ines Jonas Kira Liam Maya Noor Omar Priya".split()
-_LAST = "Alvarez Brooks Chen Dubois Eriksen Fischer Garcia Haddad Ivanova Jensen Kim Larsen".split()
+_WORDS = [
+    "alpha",
+    "bravo",
+    "cedar",
+    "delta",
+    "ember",
+    "falcon",
+    "garnet",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kestrel",
+    "lumen",
+    "meadow",
+    "nimbus",
+    "orchid",
+    "pioneer",
+    "quartz",
+    "river",
+    "summit",
+    "timber",
+    "umber",
+    "vertex",
+    "willow",
+    "zephyr",
+]
+_FIRST = [
+    "Ada",
+    "Ben",
+    "Chloe",
+    "Dev",
+    "Elena",
+    "Farid",
+    "Grace",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Kira",
+    "Liam",
+    "Maya",
+    "Noor",
+    "Omar",
+    "Priya",
+]
+_LAST = [
+    "Alvarez",
+    "Brooks",
+    "Chen",
+    "Dubois",
+    "Eriksen",
+    "Fischer",
+    "Garcia",
+    "Haddad",
+    "Ivanova",
+    "Jensen",
+    "Kim",
+    "Larsen",
+]
 
 
 def _seed_of(*parts: Any) -> int:
@@ -67,7 +119,9 @@ def _string_for(name: str, schema: dict[str, Any], rng: random.Random, today: st
     return f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}"
 
 
-def generate_value(schema: dict[str, Any], rng: random.Random, name: str = "", today: str = "2026-01-15", depth: int = 0) -> Any:
+def generate_value(
+    schema: dict[str, Any], rng: random.Random, name: str = "", today: str = "2026-01-15", depth: int = 0
+) -> Any:
     """A deterministic, schema-valid value for ``schema`` (enums, types, formats, required fields)."""
     if not isinstance(schema, dict):
         return None
@@ -111,9 +165,9 @@ def generate_value(schema: dict[str, Any], rng: random.Random, name: str = "", t
         hi = int(schema.get("maximum", max(lo, 1) + 999))
         return rng.randint(lo, max(lo, hi))
     if kind == "number":
-        lo = float(schema.get("minimum", 1.0))
-        hi = float(schema.get("maximum", lo + 999.0))
-        return round(rng.uniform(lo, max(lo, hi)), 2)
+        low = float(schema.get("minimum", 1.0))
+        high = float(schema.get("maximum", low + 999.0))
+        return round(rng.uniform(low, max(low, high)), 2)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":
@@ -141,9 +195,8 @@ def _ids_in(value: Any) -> set[str]:
         for key, item in value.items():
             if isinstance(item, (dict, list)):
                 found |= _ids_in(item)
-            elif key.lower() == "id" or key.lower().endswith("id"):
-                if item is not None:
-                    found.add(str(item))
+            elif (key.lower() == "id" or key.lower().endswith("id")) and item is not None:
+                found.add(str(item))
     elif isinstance(value, list):
         for item in value[:50]:
             found |= _ids_in(item)
@@ -164,7 +217,9 @@ class WorldModel:
         value = generate_value(schema, rng, tool.name, episode.today)
         return _overlay(value, args)
 
-    async def _from_llm(self, tool: ToolDef, args: dict[str, Any], episode: Episode, history: list[Any]) -> Any:
+    async def _from_llm(
+        self, tool: ToolDef, args: dict[str, Any], episode: Episode, history: list[Any]
+    ) -> Any:
         assert self.llm is not None
         validator = Draft202012Validator(tool.output_schema) if tool.output_schema else None
         system = (
@@ -239,6 +294,8 @@ class WorldModel:
             if wanted & _ids_in(entry["response"]):
                 merged = dict(entry["arguments"])
                 if isinstance(entry["response"], dict):
-                    merged.update({k: v for k, v in entry["response"].items() if not isinstance(v, (dict, list))})
+                    merged.update(
+                        {k: v for k, v in entry["response"].items() if not isinstance(v, (dict, list))}
+                    )
                 value = _overlay(value, merged)
         return value
