@@ -1,0 +1,61 @@
+"""Read a service library the way every deployment file generator needs it.
+
+A library is a folder of ``<svc>/manifest.json`` files (DESIGN: services are found
+by scanning folders). Deployment files only need the names, but each manifest is
+validated with :class:`~compoworld.manifest.ServiceManifest` so a broken library
+fails here, with the file named, instead of inside a container at start-up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from compoworld.deploy.errors import LibraryError
+from compoworld.deploy.naming import dns_segment
+from compoworld.manifest import ServiceManifest
+
+__all__ = ["RESERVED_NAMES", "check_names", "scan_library"]
+
+# DNS names the deployment files use for their own containers.
+RESERVED_NAMES: frozenset[str] = frozenset({"orchestrator"})
+
+
+def scan_library(library: Path) -> list[str]:
+    """Return the sorted service names of ``library/*/manifest.json``.
+
+    Raises :class:`LibraryError` when the folder is missing, a manifest does not
+    validate, a manifest's name differs from its folder's, or two names map to the
+    same DNS name.
+    """
+    if not library.is_dir():
+        raise LibraryError(f"library folder {library} does not exist or is not a directory")
+    names: list[str] = []
+    for path in sorted(library.glob("*/manifest.json")):
+        try:
+            manifest = ServiceManifest.model_validate_json(path.read_text(encoding="utf-8"))
+        except (ValidationError, ValueError) as exc:
+            raise LibraryError(f"{path} is not a valid service manifest: {exc}") from exc
+        if manifest.name != path.parent.name:
+            raise LibraryError(
+                f"{path} names the service {manifest.name!r} but lives in folder {path.parent.name!r}; "
+                "the folder must carry the service's name"
+            )
+        names.append(manifest.name)
+    check_names(names)
+    return sorted(names)
+
+
+def check_names(names: list[str]) -> None:
+    """Reject names that collide once turned into DNS names, or take a reserved one."""
+    seen: dict[str, str] = {}
+    for name in sorted(names):
+        segment = dns_segment(name)
+        if segment in RESERVED_NAMES:
+            raise LibraryError(f"service name {name!r} is reserved for the deployment's own {segment!r}")
+        if segment in seen:
+            raise LibraryError(
+                f"services {seen[segment]!r} and {name!r} both map to the DNS name {segment!r}; rename one"
+            )
+        seen[segment] = name
