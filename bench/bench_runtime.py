@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fastapi import FastAPI, Request
 
 from compoworld.runtime import ServiceRuntime, create_service_app
+from compoworld.runtime.app import freeze_heap
 
 
 def p50(fn: Callable[[], Any], n: int) -> float:
@@ -73,7 +74,10 @@ def pick_update_tool(rt: ServiceRuntime) -> tuple[str, str, dict[str, Any], str,
         if d.operation != "update" or bound.backend != "implemented" or bound.table is None or not d.pk_arg:
             continue
         table = bound.table
+        required = set(d.input_schema.get("required") or [])
         for arg, column in sorted(d.arg_columns.items()):
+            if not required <= {d.pk_arg, arg}:
+                continue
             col = table.by_name.get(column)
             if (
                 col is not None
@@ -130,6 +134,7 @@ def _serve_forever(kind: str, folder: str, port: int, tool: str, expected: dict[
             await request.json()
             return expected
 
+    freeze_heap()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
 
 

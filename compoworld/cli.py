@@ -28,6 +28,7 @@ SUBAPPS: dict[str, str] = {
 }
 COMMANDS: dict[str, str] = {
     "build": "compoworld.synth.cli:build",
+    "starter": "compoworld.starter:starter",
     "graph": "orchestrator.graph.cli:graph",
     "run": "orchestrator.cli:run",
     "demo": "orchestrator.demo:demo",
@@ -62,6 +63,9 @@ LibraryOpt = Annotated[
 def _serve(asgi_app: Any, host: str, port: int) -> None:
     import uvicorn
 
+    from compoworld.runtime.app import freeze_heap
+
+    freeze_heap()
     uvicorn.run(asgi_app, host=host, port=port, log_level="warning", access_log=False)
 
 

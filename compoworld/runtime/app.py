@@ -7,6 +7,7 @@ each call is microseconds, and a thread pool would only add lock contention.
 
 from __future__ import annotations
 
+import gc
 import hmac
 import json
 import re
@@ -22,7 +23,7 @@ from compoworld.errors import EpisodeError
 from compoworld.runtime.service import ServiceRuntime, fail
 from compoworld.settings import Settings
 
-__all__ = ["admin_guard", "create_library_app", "create_service_app", "json_response"]
+__all__ = ["admin_guard", "create_library_app", "create_service_app", "freeze_heap", "json_response"]
 
 _EPISODE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _RESERVED = ("/health", "/tools", "/admin", "/docs", "/openapi.json", "/redoc")
@@ -37,6 +38,16 @@ _STATUS = {
     "invalid_episode": 400,
     "tool_error": 422,
 }
+
+
+def freeze_heap() -> None:
+    """Move everything loaded so far (models, manifests, SQLAlchemy metadata) out of the cyclic GC's reach.
+
+    A served library keeps a large, long-lived heap; without this every full collection
+    triggered by request garbage walks it again (the same fix CPython servers use).
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def json_response(payload: Any, status: int = 200) -> Response:

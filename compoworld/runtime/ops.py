@@ -7,6 +7,8 @@ the dispatcher turns into ``success: false`` (a tool failure is an observation).
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -15,8 +17,6 @@ from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
 
 __all__ = ["OPERATIONS", "ToolFailure"]
-
-_TIMESTAMP_WORDS = ("created", "updated", "modified", "last_modified")
 
 
 class ToolFailure(Exception):
@@ -52,26 +52,20 @@ def _column_for(table: EntityTable, key: str) -> str | None:
 
 
 def _stamp(table: EntityTable, values: dict[str, Any], episode: Episode, *, creating: bool) -> None:
-    for column in table.columns:
-        if not column.read_only or column.primary_key:
-            continue
-        name = column.name.lower()
-        if not any(w in name for w in _TIMESTAMP_WORDS):
-            continue
-        if creating or "updat" in name or "modif" in name:
-            values[column.name] = episode.now if column.format != "date" else episode.today
+    """Set the service-owned timestamps to the episode's frozen time."""
+    for name, is_date in table.stamp_on_create if creating else table.stamp_on_update:
+        values[name] = episode.today if is_date else episode.now
 
 
 def _check_refs(store: StateStore, table: EntityTable, episode: Episode, values: dict[str, Any]) -> None:
-    for name, value in values.items():
-        column = table.by_name.get(name)
-        if column is None or column.ref is None or value is None:
+    """A reference must name a row that exists (the typed state stays referentially consistent)."""
+    for name, entity in table.refs.items():
+        value = values.get(name)
+        if value is None or isinstance(value, (dict, list)):
             continue
-        target = next((t for t in store.tables.values() if t.entity.name == column.ref), None)
-        if target is None or isinstance(value, (dict, list)):
-            continue
-        if episode.conn.execute(target.sql_exists, (value,)).fetchone() is None:
-            raise ToolFailure("not_found", f"{column.ref} '{value}' (from '{name}') does not exist")
+        target = store.by_entity.get(entity)
+        if target is not None and episode.conn.execute(target.sql_exists, (value,)).fetchone() is None:
+            raise ToolFailure("not_found", f"{entity} '{value}' (from '{name}') does not exist")
 
 
 def _row(table: EntityTable, episode: Episode, key: Any) -> dict[str, Any]:
@@ -91,15 +85,23 @@ def _key(tool: ToolDef, table: EntityTable, args: dict[str, Any]) -> Any:
     return key
 
 
+def _new_key(table: EntityTable, seq: int) -> Any:
+    """The key of the seq-th row: a count, a prefixed count, or a uuid derived from it (never random)."""
+    if table.entity.pk_type == "integer":
+        return seq
+    if table.by_name[table.pk].format == "uuid":
+        digest = hashlib.sha256(f"{table.name}:{seq}".encode()).digest()[:16]
+        return str(uuid.UUID(bytes=digest, version=4))
+    return f"{table.entity.id_prefix or 'id'}_{seq:06d}"
+
+
 def op_create(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> Any:
     values = _fields_from_args(tool, table, args)
     seq = store.next_id(episode, table.name)
     if values.get(table.pk) is None:
-        values[table.pk] = (
-            seq if table.entity.pk_type == "integer" else f"{table.entity.id_prefix or 'id'}_{seq:06d}"
-        )
+        values[table.pk] = _new_key(table, seq)
     elif episode.conn.execute(table.sql_exists, (values[table.pk],)).fetchone() is not None:
         raise ToolFailure("conflict", f"{table.entity.name} '{values[table.pk]}' already exists")
     for column in table.columns:
@@ -119,22 +121,34 @@ def op_create(
     return _row(table, episode, values[table.pk])
 
 
+def _scoped_row(tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> dict[str, Any]:
+    """The row an id names, if it also lies under the parent ids given (``/a/{aId}/bs/{bId}``)."""
+    key = _key(tool, table, args)
+    row = _row(table, episode, key)
+    for arg, column in tool.arg_columns.items():
+        if arg == tool.pk_arg or arg not in args or column not in row or column == table.pk:
+            continue
+        if table.by_name[column].ref is not None and str(row[column]) != str(args[arg]):
+            raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found under {arg} '{args[arg]}'")
+    return row
+
+
 def op_read(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> Any:
-    return _row(table, episode, _key(tool, table, args))
+    return _scoped_row(tool, table, episode, args)
 
 
 def op_update(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> Any:
     key = _key(tool, table, args)
-    _row(table, episode, key)
+    if episode.conn.execute(table.sql_exists, (key,)).fetchone() is None:
+        raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")
     values = _fields_from_args(tool, table, args)
     values.pop(table.pk, None)
-    for name in list(values):
-        if table.by_name[name].read_only:
-            del values[name]
+    for name in [n for n in values if table.by_name[n].read_only]:
+        del values[name]
     _stamp(table, values, episode, creating=False)
     _check_refs(store, table, episode, values)
     if values:
@@ -147,7 +161,7 @@ def op_update(
 def op_delete(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> Any:
-    key = _key(tool, table, args)
+    key = _scoped_row(tool, table, episode, args)[table.pk]
     if episode.conn.execute(table.sql_delete, (key,)).rowcount == 0:
         raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")
     return {"deleted": True, "id": key}

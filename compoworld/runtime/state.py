@@ -66,6 +66,7 @@ class StateStore:
         max_episodes: int = 20000,
     ) -> None:
         self.tables = {t.name: t for t in tables}
+        self.by_entity = {t.entity.name: t for t in tables}
         self.default_today = default_today
         self.ttl_s = ttl_s
         self.max_episodes = max_episodes

@@ -21,6 +21,19 @@ ACTION_LOG_DDL = (
 _SQL_TYPES = {"integer": "INTEGER", "number": "REAL", "string": "TEXT", "boolean": "BOOLEAN", "json": "JSON"}
 
 
+_TIMESTAMP_WORDS = ("created", "updated", "modified")
+
+
+def _is_timestamp(name: str) -> bool:
+    low = name.lower()
+    return any(w in low for w in _TIMESTAMP_WORDS)
+
+
+def _is_update_stamp(name: str) -> bool:
+    low = name.lower()
+    return "updat" in low or "modif" in low
+
+
 def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -52,6 +65,10 @@ class EntityTable:
         self.sql_count = f"SELECT COUNT(*) FROM {qt}"
         self.sql_delete = f"DELETE FROM {qt} WHERE {quote(self.pk)} = ?"
         self.text_columns = [c.name for c in self.columns if c.type == "string"]
+        self.refs: dict[str, str] = {c.name: c.ref for c in self.columns if c.ref is not None}
+        stamps = [c for c in self.columns if c.read_only and not c.primary_key and _is_timestamp(c.name)]
+        self.stamp_on_create = [(c.name, c.format == "date") for c in stamps]
+        self.stamp_on_update = [(c.name, c.format == "date") for c in stamps if _is_update_stamp(c.name)]
         self._decode_plan = [
             (i, c.name, 1 if c.name in self._json_cols else 2 if c.name in self._bool_cols else 0)
             for i, c in enumerate(self.columns)

@@ -119,20 +119,47 @@ def _string_for(name: str, schema: dict[str, Any], rng: random.Random, today: st
     return f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}"
 
 
+def _one_of(schema: dict[str, Any], rng: random.Random, name: str, today: str, depth: int) -> Any:
+    """A value for the first oneOf/anyOf branch whose value the whole schema accepts."""
+    options = [o for o in schema.get("oneOf") or schema.get("anyOf") or [] if isinstance(o, dict)]
+    options = [o for o in options if o.get("type") != "null"] or options
+    check = _validator(schema)
+    value: Any = None
+    for option in options:
+        value = generate_value(option, random.Random(rng.getrandbits(64)), name, today, depth)
+        if check is None or check.is_valid(value):
+            return value
+    return value
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator | None:
+    try:
+        return Draft202012Validator(schema)
+    except Exception:  # an unusual upstream schema: generate without the check
+        return None
+
+
+def _fit_string(value: str, schema: dict[str, Any]) -> str:
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(high, int) and len(value) > high:
+        value = value[: max(high, 0)]
+    if isinstance(low, int) and len(value) < low:
+        value = value + "x" * (low - len(value))
+    return value
+
+
 def generate_value(
     schema: dict[str, Any], rng: random.Random, name: str = "", today: str = "2026-01-15", depth: int = 0
 ) -> Any:
-    """A deterministic, schema-valid value for ``schema`` (enums, types, formats, required fields)."""
+    """A deterministic, schema-valid value for ``schema`` (enums, types, formats, lengths, required fields)."""
     if not isinstance(schema, dict):
         return None
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return rng.choice(schema["enum"])
-    for key in ("oneOf", "anyOf"):
-        options = [o for o in schema.get(key) or [] if isinstance(o, dict) and o.get("type") != "null"]
-        if options:
-            return generate_value(options[0], rng, name, today, depth)
+    if schema.get("oneOf") or schema.get("anyOf"):
+        return _one_of(schema, rng, name, today, depth)
     if isinstance(schema.get("allOf"), list):
         merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
         for part in schema["allOf"]:
@@ -146,22 +173,25 @@ def generate_value(
     if kind is None:
         kind = "object" if "properties" in schema else "string"
     if kind == "object":
-        if depth > 4:
-            return {}
         props = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         out: dict[str, Any] = {}
-        for key in sorted(props):
+        for key in sorted(props.keys() | required):
             if key in required or depth < 2:
-                out[key] = generate_value(props[key], rng, key, today, depth + 1)
+                sub = props.get(key) or {"type": "string"}
+                out[key] = generate_value(sub, rng, key, today, depth + 1) if depth <= 6 else None
         return out
     if kind == "array":
-        if depth > 4:
+        if depth > 6:
             return []
         count = max(int(schema.get("minItems") or 0), 2)
+        if isinstance(schema.get("maxItems"), int):
+            count = min(count, schema["maxItems"])
         return [generate_value(schema.get("items") or {}, rng, name, today, depth + 1) for _ in range(count)]
     if kind == "integer":
         lo = int(schema.get("minimum", 1))
+        if "exclusiveMinimum" in schema and isinstance(schema["exclusiveMinimum"], (int, float)):
+            lo = int(schema["exclusiveMinimum"]) + 1
         hi = int(schema.get("maximum", max(lo, 1) + 999))
         return rng.randint(lo, max(lo, hi))
     if kind == "number":
@@ -172,7 +202,7 @@ def generate_value(
         return rng.random() < 0.5
     if kind == "null":
         return None
-    return _string_for(name, schema, rng, today)
+    return _fit_string(_string_for(name, schema, rng, today), schema)
 
 
 def _overlay(target: Any, source: dict[str, Any]) -> Any:

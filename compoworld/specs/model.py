@@ -4,7 +4,10 @@ Ingesters (OpenAPI 3.x, Swagger 2.0, MCP ``tools/list``, OpenAI function lists) 
 land here, so synthesis, the graph and the runtime never look at a source format.
 All ``$ref``s are resolved before a schema is stored in this model; a recursive
 schema is cut at the recursion point and replaced by ``{"type": "object"}`` with
-``"x-recursive": true``.
+``"x-recursive": true``. So that inlining cannot blow a document up (Microsoft Graph
+would expand to a billion values), a reference nested deeper than a few levels, or
+past a tool's size budget, is replaced by ``{"type": <its type>, "x-truncated": true,
+"title": <schema name>}``; see ``compoworld.specs.refs``.
 """
 
 from __future__ import annotations
@@ -63,8 +66,12 @@ class FieldSpec(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    name: str = Field(description="The name the tool uses for the value (a valid identifier after sanitising).")
-    original_name: str | None = Field(default=None, description="The name in the source document, if it differed.")
+    name: str = Field(
+        description="The name the tool uses for the value (a valid identifier after sanitising)."
+    )
+    original_name: str | None = Field(
+        default=None, description="The name in the source document, if it differed."
+    )
     json_schema: dict[str, Any] = Field(
         default_factory=dict, alias="schema", description="JSON schema of the value, $refs resolved."
     )
@@ -79,14 +86,23 @@ class FieldSpec(BaseModel):
 class ToolSpec(BaseModel):
     """One operation: an OpenAPI operation, an MCP tool or an OpenAI function."""
 
-    name: str = Field(description="Stable tool name: [A-Za-z0-9_-], unique within the service, at most 64 chars.")
-    original_name: str | None = Field(default=None, description="operationId / tool name in the source, if sanitised.")
+    name: str = Field(
+        description="Stable tool name: [A-Za-z0-9_-], unique within the service, at most 64 chars."
+    )
+    original_name: str | None = Field(
+        default=None, description="operationId / tool name in the source, if sanitised."
+    )
     description: str = Field(default="", description="What the tool does, from the source.")
     method: str | None = Field(default=None, description="HTTP method (upper case) for OpenAPI sources.")
-    path: str | None = Field(default=None, description="REST path template for OpenAPI sources, e.g. /pets/{petId}.")
-    params: list[FieldSpec] = Field(default_factory=list, description="Flattened inputs (path, query, body fields).")
+    path: str | None = Field(
+        default=None, description="REST path template for OpenAPI sources, e.g. /pets/{petId}."
+    )
+    params: list[FieldSpec] = Field(
+        default_factory=list, description="Flattened inputs (path, query, body fields)."
+    )
     body_is_object: bool = Field(
-        default=True, description="False when the request body is not an object and travels as one 'body' param."
+        default=True,
+        description="False when the request body is not an object and travels as one 'body' param.",
     )
     input_schema: dict[str, Any] = Field(
         default_factory=lambda: {"type": "object", "properties": {}},
@@ -96,12 +112,15 @@ class ToolSpec(BaseModel):
         default=None, description="JSON schema of the success response body, if declared."
     )
     response_fields: list[FieldSpec] = Field(
-        default_factory=list, description="Top-level fields of the response (through one wrapper level), tagged."
+        default_factory=list,
+        description="Top-level fields of the response (through one wrapper level), tagged.",
     )
     response_entity: str | None = Field(
         default=None, description="Name of the components schema the response carries, if one can be named."
     )
-    body_entity: str | None = Field(default=None, description="Name of the components schema of the request body.")
+    body_entity: str | None = Field(
+        default=None, description="Name of the components schema of the request body."
+    )
     tags: list[str] = Field(default_factory=list, description="Tags / groups from the source.")
     pointer: str = Field(default="", description="JSON pointer of the operation in the source document.")
 
@@ -115,9 +134,12 @@ class ServiceSpec(BaseModel):
     version: str = Field(default="", description="The API's own version string.")
     source_kind: SourceKind = Field(description="Which ingester produced it.")
     source_file: str = Field(default="", description="Path of the input document.")
-    categories: list[str] = Field(default_factory=list, description="Domain categories (x-apisguru-categories...).")
+    categories: list[str] = Field(
+        default_factory=list, description="Domain categories (x-apisguru-categories...)."
+    )
     tools: list[ToolSpec] = Field(default_factory=list, description="Operations, in source order.")
     schemas: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="Named object schemas (components.schemas / definitions), $refs resolved."
+        default_factory=dict,
+        description="Named object schemas (components.schemas / definitions), $refs resolved.",
     )
     warnings: list[str] = Field(default_factory=list, description="Non-fatal problems met while ingesting.")

@@ -101,18 +101,20 @@ class _Checker:
         for name in sorted(props):
             column_name = tool.arg_columns.get(name)
             column = entity.column(column_name) if entity and column_name else None
+            in_row = row is not None and column is not None and row.get(column.name) is not None
             if name == tool.pk_arg and row is not None and entity is not None:
                 args[name] = row[entity.pk]
+            elif (
+                in_row and column is not None and (column.ref or tool.operation in ("read", "list", "search"))
+            ):
+                args[name] = row[column.name]  # type: ignore[index]
             elif column is not None and column.ref:
                 target = self.rt.manifest.entity(column.ref)
                 rows = self.rt.select(None, target.table) if target else []
                 if rows and target:
                     args[name] = rows[0][target.pk]
             elif name in required or (full and column is not None and not column.read_only):
-                if row is not None and column is not None and tool.operation in ("read", "list", "search"):
-                    args[name] = row.get(column.name)
-                else:
-                    args[name] = generate_value(props[name], rng, name)
+                args[name] = generate_value(props[name], rng, name)
         if tool.operation in ("list", "search"):
             for name in (tool.limit_arg, tool.offset_arg):
                 if name and name not in required:
@@ -211,9 +213,7 @@ class _Checker:
             if key is None:
                 raise _Failure("create returned no key")
             if reader is not None:
-                got = await self.expect_ok(
-                    episode, reader, {reader.pk_arg or "id": key, **self._parents(reader, created)}
-                )
+                got = await self.expect_ok(episode, reader, self.reader_args(reader, created, key))
                 if got.get(entity.pk) != key:
                     raise _Failure("create -> read did not round-trip")
                 checks.append("create -> read")
@@ -224,9 +224,7 @@ class _Checker:
         args = self.args_for(tool, row, full=True)
         data = await self.expect_ok(episode, tool, args)
         if op == "update" and reader is not None:
-            got = await self.expect_ok(
-                episode, reader, {reader.pk_arg or "id": row[entity.pk], **self._parents(reader, row)}
-            )
+            got = await self.expect_ok(episode, reader, self.reader_args(reader, row, row[entity.pk]))
             changed = {
                 tool.arg_columns[a]: v for a, v in args.items() if a in tool.arg_columns and a != tool.pk_arg
             }
@@ -235,12 +233,18 @@ class _Checker:
                     raise _Failure(f"update of '{column}' not visible: {got[column]!r} != {value!r}")
             checks.append("update visible")
         if op == "delete" and reader is not None:
-            parents = self._parents(reader, row)
-            out = await self.call(episode, reader.name, {reader.pk_arg or "id": row[entity.pk], **parents})
+            out = await self.call(episode, reader.name, self.reader_args(reader, row, row[entity.pk]))
             if out.get("success") or (out.get("error") or {}).get("code") != "not_found":
                 raise _Failure(f"delete -> read did not give not_found: {out}")
             checks.append("delete -> not found")
         del data
+
+    def reader_args(self, reader: ToolDef, row: dict[str, Any], key: Any) -> dict[str, Any]:
+        """Arguments that read ``row`` back: its key, its parents' ids, and any other required argument."""
+        args = self.args_for(reader, row, full=False)
+        args.update(self._parents(reader, row))
+        args[reader.pk_arg or "id"] = key
+        return args
 
     def _parents(self, reader: ToolDef, row: dict[str, Any]) -> dict[str, Any]:
         required = set(reader.input_schema.get("required") or [])

@@ -1,0 +1,303 @@
+"""REST operations (OpenAPI 3 shaped) -> ToolSpecs: flattened inputs, success output, names.
+
+Both the OpenAPI 3.x and the Swagger 2.0 ingesters end here; Swagger operations are
+converted to the OpenAPI 3 shape first. A tool's input is its path, query and
+header parameters plus its request body: an object body's properties become
+parameters (``body_`` prefixed on a clash), any other body travels as one ``body``
+parameter. Credentials (``Authorization``, API keys) and transport headers are not
+tool inputs. Request-body ``required`` lists are honoured unless the body itself
+is declared optional (``required: false``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from compoworld.specs.errors import SpecError, join_pointer
+from compoworld.specs.fields import input_schema, make_field, object_fields, response_fields
+from compoworld.specs.model import FieldSpec, ToolSpec
+from compoworld.specs.refs import DOC_NODE_BUDGET, MIN_NODE_BUDGET, NODE_BUDGET, Resolver
+from compoworld.specs.semantic import entity_for_schema, path_entity
+from compoworld.specs.shapes import find_wrapper, named_entity, object_view, text_of
+
+__all__ = ["HTTP_METHODS", "RestBuilder", "RestOperation", "template_params"]
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_AUTH_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey"}
+)
+_TRANSPORT_HEADERS = frozenset(
+    {"accept", "content-type", "content-length", "user-agent", "accept-encoding", "host", "connection"}
+)
+_AUTH_FRAGMENTS = ("api-key", "apikey", "api_key")
+_AUTH_WORDS = frozenset({"auth", "authorization", "token", "secret", "password", "signature", "credentials"})
+_AUTH_QUERY = frozenset(
+    {"access_token", "oauth_token", "api_key", "apikey", "api-key", "apitoken", "api_token"}
+)
+_NOT_ENTITIES = frozenset({"id", "ids", "response", "result", "success", "status", "empty", "ok"})
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+@dataclass(frozen=True)
+class RestOperation:
+    """One operation, OpenAPI 3 shaped, with where it sits in the source document."""
+
+    method: str
+    path: str
+    op: dict[str, Any]
+    at: tuple[object, ...]
+    shared_params: list[Any] = field(default_factory=list)
+    shared_at: tuple[object, ...] = ()
+
+
+def template_params(path: str) -> list[str]:
+    """Parameter names in a path template (``/a/{id}/{+name}`` -> ``[id, name]``)."""
+    return [m.strip("+*") for m in re.findall(r"\{([^{}]+)\}", path)]
+
+
+def _pick_media(content: Any, prefer_form: bool) -> tuple[str, dict[str, Any]] | None:
+    if not isinstance(content, dict):
+        return None
+    kinds = {str(k): str(k).lower().split(";")[0].strip() for k, v in content.items() if isinstance(v, dict)}
+    order = [k for k, kind in kinds.items() if kind == "application/json"]
+    order += [k for k, kind in kinds.items() if "json" in kind]
+    if prefer_form:
+        order += [k for k, kind in kinds.items() if kind in _FORM_TYPES]
+    order += [k for k, kind in kinds.items() if kind == "*/*"]
+    return (order[0], content[order[0]]) if order else None
+
+
+class RestBuilder:
+    """Turns the RestOperations of one document into ToolSpecs (names are chosen by the caller)."""
+
+    def __init__(
+        self, resolver: Resolver, security_names: dict[str, set[str]], n_operations: int = 1
+    ) -> None:
+        self.r = resolver
+        self.budget = max(MIN_NODE_BUDGET, min(NODE_BUDGET, DOC_NODE_BUDGET // max(n_operations, 1)))
+        self.file = resolver.file
+        self.auth_headers = {n.lower() for n in security_names.get("header", set())}
+        self.auth_query = {n.lower() for n in security_names.get("query", set())}
+        self.warnings = resolver.warnings
+
+    def _ptr(self, at: tuple[object, ...]) -> str:
+        return join_pointer(at)
+
+    def _is_credential(self, name: str, where: str, description: str) -> bool:
+        low = name.lower()
+        if where == "header":
+            return (
+                low in _AUTH_HEADERS
+                or low in _TRANSPORT_HEADERS
+                or low in self.auth_headers
+                or any(f in low for f in _AUTH_FRAGMENTS)
+                or not _AUTH_WORDS.isdisjoint(re.split(r"[-_. ]+", low))
+            )
+        if where == "query":
+            return (
+                low in _AUTH_QUERY
+                or low in self.auth_query
+                or (low == "key" and "api key" in description.lower())
+            )
+        return where == "cookie"
+
+    def _raw_params(self, rop: RestOperation) -> list[tuple[dict[str, Any], tuple[object, ...]]]:
+        merged: dict[tuple[str, str], tuple[dict[str, Any], tuple[object, ...]]] = {}
+        for source, base in (
+            (rop.shared_params, rop.shared_at),
+            (rop.op.get("parameters"), (*rop.at, "parameters")),
+        ):
+            if source is None:
+                continue
+            if not isinstance(source, list):
+                raise SpecError(self.file, self._ptr(base), "parameters must be a list")
+            for i, raw in enumerate(source):
+                param, at = self.r.deref(raw, (*base, i))
+                if not isinstance(param, dict):
+                    raise SpecError(self.file, self._ptr(at), "parameter must be an object")
+                name, where = param.get("name"), param.get("in")
+                if not isinstance(name, str) or not isinstance(where, str):
+                    raise SpecError(self.file, self._ptr(at), "parameter needs a string 'name' and 'in'")
+                merged[(name, where)] = (param, at)
+        return list(merged.values())
+
+    def _params(self, rop: RestOperation, taken: set[str]) -> list[FieldSpec]:
+        in_template = template_params(rop.path)
+        resource = path_entity(rop.path)
+        groups: dict[str, list[FieldSpec]] = {"path": [], "query": [], "header": []}
+        declared_path: set[str] = set()
+        for param, at in self._raw_params(rop):
+            name, where = param["name"], param["in"]
+            desc = text_of(param.get("description"))
+            if where not in groups or self._is_credential(name, where, desc):
+                if where not in groups and where != "cookie":
+                    self.warnings.append(f"#{self._ptr(at)}: parameter location {where!r} ignored")
+                continue
+            if where == "path" and name not in in_template:
+                self.warnings.append(
+                    f"#{self._ptr(at)}: path parameter {name!r} is not in {rop.path}; dropped"
+                )
+                continue
+            schema: Any = {"type": "string"}
+            if "schema" in param:
+                schema = self.r.schema(param["schema"], (*at, "schema"))
+            elif isinstance(param.get("content"), dict) and param["content"]:
+                key, media = next(iter(param["content"].items()))
+                schema = self.r.schema(
+                    media.get("schema", {}) if isinstance(media, dict) else {},
+                    (*at, "content", key, "schema"),
+                )
+            entity = path_entity(rop.path, name) if where == "path" else resource
+            if where == "path":
+                declared_path.add(name)
+            groups[where].append(
+                make_field(
+                    name,
+                    schema,
+                    location=where,  # type: ignore[arg-type]
+                    required=where == "path" or param.get("required") is True,
+                    taken=taken,
+                    file=self.file,
+                    pointer=at,
+                    entity=entity or resource,
+                    description=desc,
+                )
+            )
+        for name in in_template:
+            if name not in declared_path:
+                self.warnings.append(
+                    f"#{self._ptr(rop.at)}: path parameter {name!r} undeclared; assumed string"
+                )
+                declared_path.add(name)
+                groups["path"].append(
+                    make_field(
+                        name,
+                        {"type": "string"},
+                        location="path",
+                        required=True,
+                        taken=taken,
+                        file=self.file,
+                        pointer=rop.at,
+                        entity=path_entity(rop.path, name) or resource,
+                    )
+                )
+        order = {n: i for i, n in enumerate(in_template)}
+        groups["path"].sort(key=lambda f: order.get(f.original_name or f.name, len(order)))
+        return groups["path"] + groups["query"] + groups["header"]
+
+    def _body(
+        self, rop: RestOperation, params: list[FieldSpec], taken: set[str]
+    ) -> tuple[list[FieldSpec], bool, str | None]:
+        raw_body = rop.op.get("requestBody")
+        if raw_body is None:
+            return [], True, None
+        body, at = self.r.deref(raw_body, (*rop.at, "requestBody"))
+        if not isinstance(body, dict):
+            raise SpecError(self.file, self._ptr(at), "requestBody must be an object")
+        picked = _pick_media(body.get("content"), prefer_form=True)
+        if picked is None:
+            content = body.get("content")
+            if not isinstance(content, dict) or not content:
+                return [], True, None
+            first = next(iter(content))
+            picked = (str(first), content[first] if isinstance(content[first], dict) else {})
+        media_type, media = picked
+        raw_schema = media.get("schema", {})
+        schema = self.r.schema_within(raw_schema, (*at, "content", media_type, "schema"), self.budget // 2)
+        view = object_view(schema)
+        wrapper = find_wrapper(view) if view else None
+        body_entity = named_entity(self.r, raw_schema, wrapper)
+        entity = entity_for_schema(body_entity) if body_entity else path_entity(rop.path)
+        body_required = body.get("required") is not False
+        pointer = (*at, "content", media_type, "schema")
+        if view is not None and view["properties"]:
+            clash = {p.original_name or p.name for p in params} | {p.name for p in params}
+            fields = object_fields(
+                view,
+                location="body",
+                file=self.file,
+                pointer=pointer,
+                taken=taken,
+                entity=entity or None,
+                required_ok=body_required,
+                skip_read_only=True,
+                clash=clash,
+            )
+            return fields, True, body_entity
+        single = make_field(
+            "body",
+            schema,
+            location="body",
+            required=body_required,
+            taken=taken,
+            file=self.file,
+            pointer=pointer,
+            entity=entity or None,
+            description=body.get("description"),
+            tag_by_name=False,
+        )
+        return [single], False, body_entity
+
+    def _response(self, rop: RestOperation) -> tuple[Any, Any, tuple[object, ...]] | None:
+        responses = rop.op.get("responses")
+        if not isinstance(responses, dict):
+            return None
+        codes = sorted(str(k) for k in responses if re.fullmatch(r"2\d\d", str(k)))
+        codes += [str(k) for k in responses if str(k).upper() == "2XX"]
+        by_str = {str(k): v for k, v in responses.items()}
+        for code in codes:
+            resp, at = self.r.deref(by_str[code], (*rop.at, "responses", code))
+            if not isinstance(resp, dict):
+                continue
+            picked = _pick_media(resp.get("content"), prefer_form=False)
+            if picked is not None and "schema" in picked[1]:
+                return picked[1]["schema"], resp, (*at, "content", picked[0], "schema")
+        return None
+
+    def tool(self, rop: RestOperation, name: str, original: str | None) -> ToolSpec:
+        """The ToolSpec of one operation, named ``name``; body and output each within half the node budget."""
+        taken: set[str] = set()
+        params = self._params(rop, taken)
+        body, body_is_object, body_entity = self._body(rop, params, taken)
+        params += body
+        output_schema = None
+        fields: list[FieldSpec] = []
+        response_entity = None
+        found = self._response(rop)
+        if found is not None:
+            raw_schema, _, at = found
+            output_schema = self.r.schema_within(raw_schema, at, self.budget // 2)
+            view = object_view(output_schema)
+            wrapper = find_wrapper(view) if view else None
+            response_entity = named_entity(self.r, raw_schema, wrapper)
+            entity = entity_for_schema(response_entity) if response_entity else None
+            if not entity or entity.split("_")[-1] in _NOT_ENTITIES:
+                entity = (entity_for_schema(body_entity) if body_entity else None) or path_entity(rop.path)
+            where = f"#{self._ptr(rop.at)}"
+            fields = response_fields(output_schema, entity or None, self.warnings, where)
+            if not isinstance(output_schema, dict):
+                output_schema = None
+        op = rop.op
+        summary = text_of(op.get("summary"))
+        description = text_of(op.get("description"))
+        if summary and description and summary.strip().rstrip(".") not in description:
+            description = f"{summary}\n\n{description}"
+        tags = op.get("tags")
+        return ToolSpec(
+            name=name,
+            original_name=original,
+            description=(description or summary).strip(),
+            method=rop.method.upper(),
+            path=rop.path,
+            params=params,
+            body_is_object=body_is_object,
+            input_schema=input_schema(params),
+            output_schema=output_schema,
+            response_fields=fields,
+            response_entity=response_entity,
+            body_entity=body_entity,
+            tags=[str(t) for t in tags if isinstance(t, str | int)] if isinstance(tags, list) else [],
+            pointer=self._ptr(rop.at),
+        )

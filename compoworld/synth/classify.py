@@ -1,0 +1,301 @@
+"""Classify every tool (create/read/list/search/update/delete/action, read vs write) and bind it.
+
+A binding says which argument names the row (``pk_arg``), which arguments set or filter which
+columns (``arg_columns``), and where paging and free text go. A tool whose binding would be
+incomplete (an update without an id argument, a create whose required arguments have no column)
+is served by the world model instead: ``backend: "simulated"`` with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ToolDef
+from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
+from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.naming import match_key
+from compoworld.synth.outputs import (
+    delete_schema,
+    entity_schema,
+    list_schema,
+    row_semantics,
+    schema_semantics,
+)
+from compoworld.synth.resources import path_param
+from compoworld.synth.tagging import json_type, tag_column
+from compoworld.synth.toolnames import READ_ACTION_VERBS, VERBS, parse_tool_name
+
+__all__ = ["LIMIT_ARGS", "OFFSET_ARGS", "SEARCH_ARGS", "classify_tool", "classify_tools", "fastapi_path"]
+
+SEARCH_ARGS = frozenset(
+    {"q", "query", "search", "term", "keyword", "keywords", "text", "searchterm", "searchtext", "searchquery"}
+    | {"searchstring", "filter", "fulltext", "freetext", "querystring", "qs"}
+)
+LIMIT_ARGS = frozenset(
+    {"limit", "perpage", "pagesize", "maxresults", "max", "top", "size", "count", "pagelimit", "maxitems"}
+    | {"numresults", "resultsperpage", "maxrecords", "take", "first", "rows", "maxcount"}
+)
+OFFSET_ARGS = frozenset(
+    {"offset", "skip", "start", "startindex", "page", "pagenumber", "pageno", "pageindex", "from"}
+)
+_IGNORED_LOCATIONS = {"header", "query"}
+_PATH_PARAM = re.compile(r"\{([^{}]+)\}")
+_MAX_DESCRIPTION = 1000
+
+
+def fastapi_path(tool: ToolSpec) -> str | None:
+    """The REST path with placeholders renamed to the sanitised argument names."""
+    if not tool.path:
+        return None
+
+    def rename(match: re.Match[str]) -> str:
+        param = path_param(tool, match.group(1))
+        return "{" + (param.name if param is not None else match.group(1)) + "}"
+
+    return _PATH_PARAM.sub(rename, tool.path)
+
+
+def _column_for(entity: EntityDef, name: str, original: str | None = None) -> ColumnDef | None:
+    """The column an argument (or a nested property) names, blind to case and separators."""
+    for candidate in (name, original):
+        if not candidate:
+            continue
+        for c in entity.columns:
+            if c.name == candidate or c.source_name == candidate:
+                return c
+        key = match_key(candidate)
+        found = next((c for c in entity.columns if match_key(c.source_name or c.name) == key), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_int(p: FieldSpec) -> bool:
+    return json_type(p.json_schema) in ("integer", "number")
+
+
+def _is_text(p: FieldSpec) -> bool:
+    return json_type(p.json_schema) in ("string", None) and "enum" not in p.json_schema
+
+
+def _nested_entity_arg(tool: ToolSpec, entity: EntityDef) -> FieldSpec | None:
+    """An object argument whose properties are mostly the entity's columns."""
+    for p in tool.params:
+        props = p.json_schema.get("properties")
+        if json_type(p.json_schema) != "object" or not isinstance(props, dict) or not props:
+            continue
+        if p.location not in ("body", "arg"):
+            continue
+        hits = sum(1 for k in props if _column_for(entity, k) is not None)
+        if match_key(p.name) == match_key(entity.name) or hits * 2 >= len(props):
+            return p
+    return None
+
+
+def _kind(tool: ToolSpec, operation: str) -> str:
+    if operation in READ_OPERATIONS:
+        return "read"
+    if operation != "action":
+        return "write"
+    if tool.method:
+        return "read" if tool.method.upper() in ("GET", "HEAD") else "write"
+    parsed = parse_tool_name(tool.original_name or tool.name)
+    verb = parsed.verb or ""
+    if VERBS.get(verb) in READ_OPERATIONS or verb in READ_ACTION_VERBS:
+        return "read"
+    return "write"
+
+
+class _Binder:
+    """Builds the binding of one tool to its entity, collecting why it cannot be implemented."""
+
+    def __init__(self, tool: ToolSpec, target: Target, entity: EntityDef) -> None:
+        self.tool = tool
+        self.target = target
+        self.entity = entity
+        self.operation = target.operation
+        self.fields: dict[str, Any] = {}
+        self.problem: str | None = None
+
+    def bind(self) -> None:
+        op = self.operation
+        if op in ("read", "update", "delete"):
+            if self.target.pk_param is None:
+                self.problem = f"{op} tool has no argument naming the {self.entity.name}"
+                return
+            self.fields["pk_arg"] = self.target.pk_param
+            self.fields["arg_columns"] = self._parent_columns()
+        if op in ("list", "search"):
+            self._bind_list()
+        if op in ("create", "update"):
+            self._bind_write()
+
+    def _parent_columns(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for arg, parent in self.target.parent_params.items():
+            column = next((c for c in self.entity.columns if c.ref == parent), None)
+            if column is not None:
+                out[arg] = column.name
+        return out
+
+    def _bind_list(self) -> None:
+        arg_columns = self._parent_columns()
+        for p in self.tool.params:
+            key = match_key(p.name)
+            if p.name in arg_columns:
+                continue
+            if "search_arg" not in self.fields and key in SEARCH_ARGS and _is_text(p):
+                self.fields["search_arg"] = p.name
+                self.operation = "search"
+            elif "limit_arg" not in self.fields and key in LIMIT_ARGS and _is_int(p):
+                self.fields["limit_arg"] = p.name
+            elif "offset_arg" not in self.fields and key in OFFSET_ARGS and _is_int(p):
+                self.fields["offset_arg"] = p.name
+            else:
+                column = _column_for(self.entity, p.name, p.original_name)
+                if column is not None and column.type != "json":
+                    arg_columns[p.name] = column.name
+                elif p.required and p.location not in ("header",):
+                    self.problem = f"required argument '{p.name}' filters on no column of {self.entity.name}"
+        self.fields["arg_columns"] = arg_columns
+
+    def _bind_write(self) -> None:
+        # an update never moves a row to another parent: parent path arguments only scope it
+        arg_columns = self._parent_columns() if self.operation == "create" else {}
+        nested = _nested_entity_arg(self.tool, self.entity)
+        if nested is not None:
+            self.fields["body_arg"] = nested.name
+        pk_arg = self.fields.get("pk_arg")
+        # body fields first: a body ``status`` wins over a query ``status`` for the same column
+        ordered = sorted(self.tool.params, key=lambda q: q.location not in ("body", "arg"))
+        for p in ordered:
+            if p.name in arg_columns or p.name == pk_arg or p.name in self.target.parent_params:
+                continue
+            if nested is not None and p.name == nested.name:
+                continue
+            column = _column_for(self.entity, p.name, p.original_name)
+            if column is not None and column.name in arg_columns.values():
+                continue
+            if column is not None and not (self.operation == "update" and column.primary_key):
+                arg_columns[p.name] = column.name
+            elif p.required and p.location not in _IGNORED_LOCATIONS:
+                self.problem = f"required argument '{p.name}' maps to no column of {self.entity.name}"
+        if self.operation == "create":
+            bound = set(arg_columns.values())
+            for c in self.entity.columns:
+                if not c.nullable and not c.primary_key and c.name not in bound and nested is None:
+                    self.problem = f"required column '{c.name}' of {self.entity.name} is set by no argument"
+        if (
+            set(arg_columns) <= set(self.target.parent_params)
+            and nested is None
+            and self.operation == "update"
+        ):
+            self.problem = f"update tool sets no column of {self.entity.name}"
+        self.fields["arg_columns"] = arg_columns
+
+
+def _input_schema(tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | None) -> dict[str, Any]:
+    """The spec's argument schema, closed; an id argument declared as text for an integer key
+    (``/customers/{id}`` with ``id: string``) also accepts the integer the service returns."""
+    schema = dict(tool.input_schema) if tool.input_schema else {}
+    schema["type"] = "object"
+    props = dict(schema.get("properties") or {})
+    if entity is not None:
+        id_args = {binding.get("pk_arg"): entity.pk, **binding.get("arg_columns", {})}
+        for arg, column_name in id_args.items():
+            column = entity.column(column_name) if arg in props else None
+            if column is None or not (column.primary_key or column.ref) or column.type != "integer":
+                continue
+            if (
+                isinstance(props[arg], dict)
+                and props[arg].get("type") == "string"
+                and "enum" not in props[arg]
+            ):
+                props[arg] = {**props[arg], "type": ["string", "integer"]}
+    schema["properties"] = props
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _arg_semantics(
+    tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | None, target: Target
+) -> dict[str, str]:
+    out: dict[str, str] = {}
+    columns = binding.get("arg_columns", {})
+    for p in tool.params:
+        tag: str | None = p.semantic
+        if entity is not None and p.name in (binding.get("pk_arg"), target.pk_param):
+            tag = f"id:{entity.name}"
+        elif p.name in target.parent_params:
+            tag = f"id:{target.parent_params[p.name]}"
+        elif entity is not None and p.name in columns:
+            column = entity.column(columns[p.name])
+            tag = tag or (column.semantic if column is not None else None)
+        tag = tag or tag_column(p.name, p.json_schema)
+        if tag:
+            out[p.name] = tag
+    return out
+
+
+def _implemented_output(operation: str, entity: EntityDef) -> tuple[dict[str, Any], dict[str, str]]:
+    if operation in ("list", "search"):
+        return list_schema(entity), row_semantics(entity, "items[].")
+    if operation == "delete":
+        return delete_schema(entity), {"id": f"id:{entity.name}"}
+    return entity_schema(entity), row_semantics(entity)
+
+
+def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) -> ToolDef:
+    """The ToolDef of one tool: operation, kind, backend, binding, schemas and semantics."""
+    entity = inference.entity(target.entity)
+    binding: dict[str, Any] = {}
+    operation = target.operation
+    reason = target.reason
+    if entity is not None and operation != "action":
+        binder = _Binder(tool, target, entity)
+        binder.bind()
+        operation, binding = binder.operation, binder.fields
+        reason = binder.problem
+    elif operation != "action":
+        reason = reason or "no entity to bind to"
+    if operation == "action":
+        reason = reason or "actions have no typed-state binding"
+    implemented = reason is None and entity is not None and operation != "action"
+    if implemented:
+        assert entity is not None
+        output_schema, output_semantics = _implemented_output(operation, entity)
+    else:
+        hints = {f.name: f.semantic for f in tool.response_fields if f.semantic}
+        output_schema = dict(tool.output_schema) if tool.output_schema else {"type": "object"}
+        output_semantics = schema_semantics(tool.output_schema, hints)
+    return ToolDef(
+        name=tool.name,
+        description=tool.description[:_MAX_DESCRIPTION],
+        kind=_kind(tool, operation),  # type: ignore[arg-type]
+        operation=operation,  # type: ignore[arg-type]
+        backend="implemented" if implemented else "simulated",
+        simulated_reason=None if implemented else reason,
+        entity=entity.name if entity is not None else None,
+        method=(tool.method or "POST").upper(),
+        path=fastapi_path(tool),
+        input_schema=_input_schema(tool, binding if implemented else {}, entity),
+        output_schema=output_schema,
+        arg_locations={p.name: p.location if p.location != "arg" else "body" for p in tool.params},
+        arg_columns=binding.get("arg_columns", {}) if implemented else {},
+        pk_arg=binding.get("pk_arg") if implemented else None,
+        body_arg=binding.get("body_arg") if implemented else None,
+        search_arg=binding.get("search_arg") if implemented else None,
+        limit_arg=binding.get("limit_arg") if implemented else None,
+        offset_arg=binding.get("offset_arg") if implemented else None,
+        arg_semantics=_arg_semantics(tool, binding, entity, target),
+        output_semantics=output_semantics,
+    )
+
+
+def classify_tools(spec: ServiceSpec, inference: EntityInference) -> list[ToolDef]:
+    """ToolDefs for every tool of the service, in source order."""
+    return [
+        classify_tool(tool, inference.targets.get(tool.name) or Target(None, "action"), inference)
+        for tool in spec.tools
+    ]

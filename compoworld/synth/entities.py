@@ -1,0 +1,45 @@
+"""Infer the typed state of a service: which entities exist, their columns, and what each tool targets.
+
+OpenAPI sources are read by their REST resource structure (``compoworld.synth.resources``), MCP
+and function sources by their tool names (``compoworld.synth.toolnames``); both produce entity
+drafts that ``compoworld.synth.drafts`` turns into EntityDefs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compoworld.manifest import EntityDef
+from compoworld.specs.model import ServiceSpec
+from compoworld.synth.drafts import finalize_entities
+from compoworld.synth.resources import Target, rest_entities
+from compoworld.synth.toolnames import tool_entities
+
+__all__ = ["EntityInference", "Target", "infer_entities"]
+
+
+@dataclass
+class EntityInference:
+    """Entities (sorted by name) and, per tool name, the entity and operation its structure suggests."""
+
+    entities: list[EntityDef]
+    targets: dict[str, Target]
+
+    def entity(self, name: str | None) -> EntityDef | None:
+        return next((e for e in self.entities if e.name == name), None)
+
+
+def _rpc_style(spec: ServiceSpec) -> bool:
+    """Paths that carry no resource structure (``/#X-Amz-Target=Svc.CreateThing``): read names instead."""
+    paths = [t.path or "" for t in spec.tools]
+    rpc = sum(1 for p in paths if not p or "#" in p or "=" in p or "?" in p)
+    return rpc * 2 > len(paths) or (len(paths) > 3 and len(set(paths)) == 1)
+
+
+def infer_entities(spec: ServiceSpec) -> EntityInference:
+    """Entities and tool targets of one service, deterministic for a given spec."""
+    if spec.source_kind in ("openapi3", "swagger2") and not _rpc_style(spec):
+        drafts, targets = rest_entities(spec)
+    else:
+        drafts, targets = tool_entities(spec)
+    return EntityInference(finalize_entities(drafts), targets)

@@ -1,0 +1,201 @@
+"""The REST shape of an OpenAPI path: collection, item, or an action on one of them.
+
+``/calendars/{calendarId}/events`` is the *collection* ``events`` under the parent
+``calendars/{calendarId}``; ``.../events/{eventId}`` is an *item* of it; ``.../events/quickAdd``
+and ``.../events/{eventId}/move`` are *actions* on the collection and on the item. Entity
+inference and tool classification both read this shape, so it is computed in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from compoworld.synth.naming import singular, snake, split_words
+
+__all__ = ["ACTION_VERBS", "NON_RESOURCES", "PathShape", "is_plural", "parse_path"]
+
+#: A trailing literal containing one of these words is an operation, not a collection.
+ACTION_VERBS: frozenset[str] = frozenset(
+    {
+        "activate",
+        "add",
+        "approve",
+        "archive",
+        "assign",
+        "authorize",
+        "batch",
+        "bulk",
+        "bypass",
+        "calculate",
+        "cancel",
+        "capture",
+        "check",
+        "clear",
+        "clone",
+        "close",
+        "complete",
+        "confirm",
+        "convert",
+        "copy",
+        "count",
+        "deactivate",
+        "disable",
+        "download",
+        "duplicate",
+        "enable",
+        "execute",
+        "export",
+        "finish",
+        "generate",
+        "import",
+        "invite",
+        "lock",
+        "login",
+        "logout",
+        "merge",
+        "move",
+        "pause",
+        "preview",
+        "publish",
+        "query",
+        "refresh",
+        "reject",
+        "reopen",
+        "reset",
+        "resend",
+        "restore",
+        "resume",
+        "retry",
+        "revoke",
+        "run",
+        "search",
+        "send",
+        "share",
+        "start",
+        "stop",
+        "submit",
+        "sync",
+        "test",
+        "trigger",
+        "unarchive",
+        "unlock",
+        "unsubscribe",
+        "upload",
+        "validate",
+        "verify",
+        "void",
+        "watch",
+    }
+)
+#: Literals that never name a collection of rows.
+NON_RESOURCES: frozenset[str] = frozenset(
+    {
+        "me",
+        "self",
+        "current",
+        "my",
+        "api",
+        "rest",
+        "v1",
+        "v2",
+        "v3",
+        "v4",
+        "admin",
+        "public",
+        "private",
+        "internal",
+    }
+)
+
+_PARAM = re.compile(r"^\{([^{}]+)\}$")
+_VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class PathShape:
+    """What a path names. ``key`` identifies the collection (parameters blanked out)."""
+
+    kind: Literal["collection", "item", "action", "other"]
+    resource: str | None = None
+    key: str | None = None
+    item_param: str | None = None
+    parents: tuple[tuple[str, str], ...] = ()
+    action: str | None = None
+    action_on: Literal["collection", "item"] | None = None
+
+
+def is_plural(literal: str) -> bool:
+    """Whether a path literal reads as a plural noun (``contacts``, ``calendarList`` is not)."""
+    words = split_words(literal)
+    return bool(words) and singular(literal) != snake(literal)
+
+
+def _param(segment: str) -> str | None:
+    match = _PARAM.match(segment)
+    return match.group(1) if match else None
+
+
+def _is_action_literal(segment: str) -> bool:
+    return any(w in ACTION_VERBS for w in split_words(segment))
+
+
+def _base_shape(segments: list[str]) -> PathShape:
+    """Shape of a path without a trailing action literal."""
+    if not segments:
+        return PathShape(kind="other")
+    last = segments[-1]
+    item_param = _param(last)
+    coll_index = len(segments) - 2 if item_param is not None else len(segments) - 1
+    if coll_index < 0:
+        return PathShape(kind="other")
+    literal = segments[coll_index]
+    if _param(literal) is not None or "{" in literal or ":" in literal:
+        return PathShape(kind="other")
+    if literal.lower() in NON_RESOURCES or _VERSION.match(literal) or not split_words(literal):
+        return PathShape(kind="other")
+    if item_param is None and "{" in last:
+        return PathShape(kind="other")
+    parents: list[tuple[str, str]] = []
+    for i in range(coll_index):
+        name = _param(segments[i])
+        if name is not None and i > 0 and _param(segments[i - 1]) is None:
+            parents.append((segments[i - 1], name))
+    key = "/" + "/".join("{}" if _param(s) is not None else s for s in segments[: coll_index + 1])
+    return PathShape(
+        kind="item" if item_param is not None else "collection",
+        resource=literal,
+        key=key,
+        item_param=item_param,
+        parents=tuple(parents),
+    )
+
+
+def parse_path(path: str) -> PathShape:
+    """Classify a path template by its last segments."""
+    segments = [s for s in path.strip("/").split("/") if s]
+    if not segments:
+        return PathShape(kind="other")
+    last = segments[-1]
+    custom = None
+    if ":" in last and _param(last) is None:  # Google-style custom method: /things/{id}:archive
+        head, _, custom = last.rpartition(":")
+        segments = [*segments[:-1], head] if head else segments[:-1]
+    elif _param(last) is None and len(segments) > 1 and _is_action_literal(last) and not is_plural(last):
+        custom = last
+        segments = segments[:-1]
+    if custom is not None:
+        base = _base_shape(segments)
+        if base.kind in ("collection", "item"):
+            return PathShape(
+                kind="action",
+                resource=base.resource,
+                key=base.key,
+                item_param=base.item_param,
+                parents=base.parents,
+                action=custom,
+                action_on="item" if base.kind == "item" else "collection",
+            )
+        return PathShape(kind="action", action=custom)
+    return _base_shape(segments)

@@ -1,0 +1,319 @@
+"""Entities of an OpenAPI service, read from its REST resource structure.
+
+A collection path (``/contacts``: POST creates, GET lists) and its item path
+(``/contacts/{id}``: GET/PUT/PATCH/DELETE) make an entity; its fields come from the read and
+list responses (unwrapped from ``data``/``items`` envelopes) and the create/update bodies. Two
+paths whose last literal names the same entity are merged when their schemas agree
+(``/refunds`` and ``/payments/{id}/refunds``), else the weaker one stays an action.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from compoworld.manifest import Operation
+from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
+from compoworld.synth.drafts import EntityDraft, FieldDraft
+from compoworld.synth.naming import identifier, match_key, singular, snake, split_words
+from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, PathShape, is_plural, parse_path
+from compoworld.synth.schemas import SchemaIndex, Unwrapped, unwrap
+
+__all__ = ["Target", "entity_name_for", "path_param", "rest_entities"]
+
+_SEARCH_WORDS = {"search", "find", "query", "lookup"}
+#: Path words too generic to name an entity when the schema offers a better name.
+_GENERIC = {
+    "list",
+    "item",
+    "entry",
+    "record",
+    "object",
+    "entity",
+    "resource",
+    "element",
+    "node",
+    "info",
+    "detail",
+}
+
+
+@dataclass
+class Target:
+    """What a tool acts on, as far as its source structure tells."""
+
+    entity: str | None
+    operation: Operation
+    pk_param: str | None = None
+    parent_params: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None
+
+
+@dataclass
+class _Op:
+    tool: ToolSpec
+    shape: PathShape
+    resp: Unwrapped | None
+    resp_name: str | None
+
+
+@dataclass
+class _Key:
+    key: str
+    literal: str
+    ops: list[_Op] = field(default_factory=list)
+    first: int = 0
+
+    def methods(self, kind: str) -> set[str]:
+        return {(o.tool.method or "").upper() for o in self.ops if o.shape.kind == kind}
+
+
+def entity_name_for(literal: str) -> str:
+    """Singular snake entity name of a collection literal (a valid identifier)."""
+    name = singular(literal) or "item"
+    return identifier(name, fallback="item").lower().rstrip("_") or "item"
+
+
+def path_param(tool: ToolSpec, raw: str) -> FieldSpec | None:
+    """The tool parameter a ``{raw}`` path placeholder stands for."""
+    for p in tool.params:
+        if p.location == "path" and (p.original_name or p.name) == raw:
+            return p
+    for p in tool.params:
+        if p.name == raw or match_key(p.name) == match_key(raw):
+            return p
+    return None
+
+
+def _resp(tool: ToolSpec, index: SchemaIndex, spec: ServiceSpec) -> tuple[Unwrapped | None, str | None]:
+    found = unwrap(tool.output_schema)
+    if found is None and tool.response_entity in spec.schemas:
+        found = unwrap(spec.schemas[tool.response_entity or ""])
+    name = index.name_of(found.schema) if found is not None else None
+    return found, name or tool.response_entity
+
+
+def _is_entity(k: _Key) -> bool:
+    words = split_words(k.literal)
+    if not words or k.literal.lower() in NON_RESOURCES:
+        return False
+    plural = is_plural(k.literal)
+    if any(w in ACTION_VERBS for w in words) and not plural:
+        return False
+    if k.methods("item"):
+        return plural or "POST" in k.methods("collection") or "GET" in k.methods("item")
+    if not plural:
+        return False
+    if "POST" in k.methods("collection"):
+        return True
+    lists = [o for o in k.ops if o.shape.kind == "collection" and (o.tool.method or "").upper() == "GET"]
+    return any(o.resp is None or o.resp.is_list for o in lists)
+
+
+def _score(k: _Key) -> tuple[int, int]:
+    crud = len(k.methods("item")) + len(k.methods("collection") & {"GET", "POST"})
+    return (-crud, k.first)
+
+
+def _schema_vote(k: _Key) -> str | None:
+    """The schema a key's reads return: item GETs first (detail schema), else list GETs."""
+    for kind in ("item", "collection"):
+        votes = Counter(
+            o.resp_name
+            for o in k.ops
+            if o.resp_name and o.shape.kind == kind and (o.tool.method or "").upper() == "GET"
+        )
+        if votes:
+            return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    return None
+
+
+def _maybe_rename(name: str, schema_name: str | None) -> str:
+    """``list`` + schema ``TaskList`` -> ``task_list``: a generic path word yields to its schema."""
+    if not schema_name or name not in _GENERIC:
+        return name
+    candidate = singular(schema_name)
+    if candidate.endswith("_" + name) and len(candidate.split("_")) <= 4:
+        return identifier(candidate).lower()
+    return name
+
+
+def _group(spec: ServiceSpec, index: SchemaIndex) -> tuple[dict[str, _Key], dict[str, _Op]]:
+    keys: dict[str, _Key] = {}
+    ops: dict[str, _Op] = {}
+    for i, tool in enumerate(spec.tools):
+        if not tool.path:
+            continue
+        shape = parse_path(tool.path)
+        resp, resp_name = _resp(tool, index, spec)
+        op = _Op(tool, shape, resp, resp_name)
+        ops[tool.name] = op
+        if shape.key is None or shape.resource is None:
+            continue
+        k = keys.setdefault(shape.key, _Key(shape.key, shape.resource, first=i))
+        k.ops.append(op)
+    return keys, ops
+
+
+@dataclass
+class _Accepted:
+    """Collection key -> entity, entity -> its schema name, schema name -> entity."""
+
+    owner: dict[str, str] = field(default_factory=dict)
+    schema_of: dict[str, str | None] = field(default_factory=dict)
+    schema_owner: dict[str, str] = field(default_factory=dict)
+
+
+def _accept(keys: dict[str, _Key]) -> _Accepted:
+    """Decide which collection keys are entities, strongest keys first; merge same-named agreeing keys."""
+    out = _Accepted()
+    for k in sorted(keys.values(), key=_score):
+        if not _is_entity(k):
+            continue
+        schema_name = _schema_vote(k)
+        name = _maybe_rename(entity_name_for(k.literal), schema_name)
+        if schema_name and out.schema_owner.get(schema_name, name) != name:
+            continue
+        if name in out.schema_of:
+            known = out.schema_of[name]
+            if not (known and schema_name and known == schema_name):
+                continue
+        out.schema_of[name] = schema_name
+        if schema_name:
+            out.schema_owner[schema_name] = name
+        out.owner[k.key] = name
+    return out
+
+
+def _operation(op: _Op) -> Operation:
+    method = (op.tool.method or "").upper()
+    kind = op.shape.kind
+    if kind == "collection":
+        return {"POST": "create", "GET": "list"}.get(method, "action")  # type: ignore[return-value]
+    if kind == "item":
+        return {"GET": "read", "PUT": "update", "PATCH": "update", "POST": "update", "DELETE": "delete"}.get(
+            method, "action"
+        )  # type: ignore[return-value]
+    on_collection = kind == "action" and op.shape.action_on == "collection" and method in ("GET", "POST")
+    if on_collection and set(split_words(op.shape.action or "")) & _SEARCH_WORDS:
+        return "search"
+    return "action"
+
+
+def _returns(op: _Op, name: str, operation: Operation, schema_owner: dict[str, str]) -> bool:
+    """Whether a read returns one row of the entity and a list/search a list of them."""
+    if op.resp_name and schema_owner.get(op.resp_name, name) != name:
+        return False
+    if op.resp is None:
+        return True
+    return op.resp.is_list == (operation != "read")
+
+
+def _body_params(tool: ToolSpec) -> list[FieldSpec]:
+    return [p for p in tool.params if p.location == "body"]
+
+
+def _collect(draft: EntityDraft, op: _Op, operation: Operation, schema_name: str | None) -> None:
+    full_row = operation in ("create", "update") and bool(op.resp_name) and op.resp_name == schema_name
+    if op.resp is not None and (operation in ("read", "list", "search") or full_row):
+        draft.add_schema(op.resp.schema)
+    if operation in ("create", "update") and op.tool.body_is_object:
+        body = _body_params(op.tool)
+        if (
+            len(body) == 1
+            and match_key(body[0].name) == match_key(draft.name)
+            and "properties" in body[0].json_schema
+        ):
+            draft.add_schema(body[0].json_schema, from_body=operation == "create")
+        else:
+            draft.add_params(body, from_body=operation == "create")
+            if operation == "update":
+                for p in body:
+                    found = draft.field(p.original_name or p.name)
+                    if found is not None:
+                        found.from_body = True
+
+
+def rest_entities(spec: ServiceSpec) -> tuple[list[EntityDraft], dict[str, Target]]:
+    """Entity drafts and per-tool targets of an OpenAPI/Swagger service."""
+    index = SchemaIndex(spec.schemas)
+    keys, ops = _group(spec, index)
+    accepted = _accept(keys)
+    owner, schema_of, schema_owner = accepted.owner, accepted.schema_of, accepted.schema_owner
+    literal_entity = {snake(keys[key].literal): name for key, name in owner.items()}
+    drafts: dict[str, EntityDraft] = {}
+    targets: dict[str, Target] = {}
+    for tool in spec.tools:
+        op = ops.get(tool.name)
+        name = owner.get(op.shape.key or "") if op is not None else None
+        if op is None or name is None:
+            targets[tool.name] = _orphan_action(tool, op, literal_entity)
+            continue
+        operation = _operation(op)
+        schema_name = schema_of.get(name)
+        if operation in ("read", "list", "search") and not _returns(op, name, operation, schema_owner):
+            operation = "action"
+        draft = drafts.setdefault(name, EntityDraft(name=name, schema_name=schema_name))
+        target = Target(name, operation)
+        if op.shape.item_param is not None:
+            pk = path_param(tool, op.shape.item_param)
+            if pk is not None and (op.shape.kind == "item" or op.shape.action_on == "item"):
+                target.pk_param = pk.name
+                if all(p.name != pk.name for p in draft.pk_params):
+                    draft.pk_params.append(pk)
+        for literal, raw in op.shape.parents:
+            param = path_param(tool, raw)
+            if param is None:
+                continue
+            parent = literal_entity.get(snake(literal)) or entity_name_for(literal)
+            if parent == name:
+                continue
+            if parent not in drafts and parent not in owner.values():
+                drafts[parent] = _implicit(parent, param)
+            draft.parents.setdefault(parent, param)
+            target.parent_params[param.name] = parent
+        if operation != "action":
+            _collect(draft, op, operation, schema_name)
+        targets[tool.name] = target
+    return _prune(drafts, targets), targets
+
+
+def _prune(drafts: dict[str, EntityDraft], targets: dict[str, Target]) -> list[EntityDraft]:
+    """Drop entities nothing is known about (a key and no field); their tools become actions."""
+    parents = {p for d in drafts.values() for p in d.parents}
+    kept: list[EntityDraft] = []
+    for name, draft in drafts.items():
+        keys = {match_key(p.name) for p in draft.pk_params} | {"id", match_key(name + "_id")}
+        if draft.implicit or any(match_key(f) not in keys for f in draft.fields):
+            kept.append(draft)
+        elif name in parents:
+            draft.add_field(FieldDraft(source="name", schema={"type": "string"}))
+            kept.append(draft)
+        else:
+            for target in targets.values():
+                if target.entity == name and target.operation != "action":
+                    target.operation = "action"
+                    target.reason = f"nothing is known about the fields of {name}"
+    return kept
+
+
+def _orphan_action(tool: ToolSpec, op: _Op | None, literal_entity: dict[str, str]) -> Target:
+    """An action under an entity's item (``/pets/{petId}/vaccinate``) keeps that entity as context."""
+    target = Target(None, "action", reason="the path names no entity collection")
+    if op is not None and op.shape.parents:
+        literal, raw = op.shape.parents[-1]
+        param = path_param(tool, raw)
+        if snake(literal) in literal_entity and param is not None:
+            target.entity = literal_entity[snake(literal)]
+            target.pk_param = param.name
+            target.reason = None
+    return target
+
+
+def _implicit(name: str, param: FieldSpec) -> EntityDraft:
+    """A parent that only appears as a path parameter (``/accounts/{accountId}/...``): key and name."""
+    draft = EntityDraft(name=name, implicit=True, pk_params=[param])
+    schema = {"type": "integer"} if param.json_schema.get("type") == "integer" else {"type": "string"}
+    draft.add_field(FieldDraft(source="id", schema=schema, read_only=True, description=param.description))
+    draft.add_field(FieldDraft(source="name", schema={"type": "string"}))
+    return draft
