@@ -69,6 +69,13 @@ def _pick_media(content: Any, prefer_form: bool) -> tuple[str, dict[str, Any]] |
     return (order[0], content[order[0]]) if order else None
 
 
+# Request context a client sets once (tenant, consumer, app ids; language and charset negotiation),
+# not a value an agent should have to supply to every tool.
+_CONTEXT_HEADER = re.compile(
+    r"(tenant|consumer|app|client|service|organi[sz]ation|org|workspace)[-_]?id$|^(accept|content)-(language|charset|encoding)$"
+)
+
+
 class RestBuilder:
     """Turns the RestOperations of one document into ToolSpecs (names are chosen by the caller)."""
 
@@ -89,7 +96,8 @@ class RestBuilder:
         low = name.lower()
         if where == "header":
             return (
-                low in _AUTH_HEADERS
+                _CONTEXT_HEADER.search(low) is not None
+                or low in _AUTH_HEADERS
                 or low in _TRANSPORT_HEADERS
                 or low in self.auth_headers
                 or any(f in low for f in _AUTH_FRAGMENTS)
