@@ -73,7 +73,8 @@ def sample_corpus(
     docs = [
         d
         for d in list_corpus(root)
-        if min_ops <= d.operations <= max_ops and not (skip_big_providers and d.rel.startswith(_BIG_PROVIDERS))
+        if min_ops <= d.operations <= max_ops
+        and not (skip_big_providers and d.rel.startswith(_BIG_PROVIDERS))
     ]
     docs.sort(key=lambda d: hashlib.sha256(f"{seed}:{d.rel}".encode()).hexdigest())
     return sorted(docs[:n], key=lambda d: d.rel)

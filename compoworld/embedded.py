@@ -30,15 +30,12 @@ def load_library_with_progress(path: Path, settings: Settings) -> dict[str, Serv
 
 
 def build_embedded_app(library: Path, settings: Settings, tasks: Path | None = None) -> tuple[Any, str]:
-    """The library app, plus the orchestrator's routes when the orchestrator package provides them."""
+    """The library app with the orchestrator's routes attached."""
     runtimes = load_library_with_progress(library, settings)
     app = create_library_app(runtimes, settings)
-    try:
-        from orchestrator.server import attach_orchestrator
-    except ImportError:
-        attach_orchestrator = None
-    if attach_orchestrator is not None:
-        attach_orchestrator(app, runtimes, settings, tasks)
+    from orchestrator.server import attach_orchestrator
+
+    attach_orchestrator(app, runtimes, settings, tasks)
     n_tools = sum(len(r.tools) for r in runtimes.values())
     n_impl = sum(1 for r in runtimes.values() for b in r.tools.values() if b.backend == "implemented")
     share = n_impl / n_tools if n_tools else 0.0

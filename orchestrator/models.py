@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "CriterionSpec",
     "GoldCall",
+    "StepCondition",
     "Task",
     "TaskMeta",
     "Trajectory",
@@ -34,6 +35,17 @@ class GoldCall(BaseModel):
     result: Any = Field(default=None, description="Envelope 'data' returned when the walk was executed.")
 
 
+class StepCondition(BaseModel):
+    """A branch of the walk: its step runs only if a value found upstream satisfies a comparison."""
+
+    source: str = Field(description="'step:<i>:<field path>' of the value the condition tests.")
+    op: Literal["eq", "ne", "gt", "lt"] = Field(
+        description="Comparison of the upstream value with ``value``."
+    )
+    value: Any = Field(description="The value it is compared with (stated in the instruction).")
+    taken: bool = Field(description="Whether the condition held when the walk was executed.")
+
+
 class WalkStep(BaseModel):
     """One step of the random walk and where its arguments came from."""
 
@@ -42,6 +54,21 @@ class WalkStep(BaseModel):
     bindings: dict[str, str] = Field(
         default_factory=dict,
         description="Argument -> provenance: 'step:<i>:<field path>' (from an earlier step) or 'seed' or 'literal'.",
+    )
+    arguments: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Arguments the step is called with; equal to its gold call's when executed.",
+    )
+    kind: Literal["read", "write"] = Field(
+        default="read", description="Whether the step's tool changes state."
+    )
+    operation: str = Field(default="", description="The tool's operation (create, read, list, action...).")
+    condition: StepCondition | None = Field(
+        default=None, description="The branch condition guarding the step, if any."
+    )
+    executed: bool = Field(
+        default=True,
+        description="False for a conditional step whose condition did not hold (it has no gold call).",
     )
 
 
@@ -53,7 +80,9 @@ class CriterionSpec(BaseModel):
     label: CriterionLabel = Field(
         description="no_op_fail: must fail if the agent does nothing; no_op_pass: a collateral guard."
     )
-    service: str | None = Field(default=None, description="Service whose state it reads; None for answer checks.")
+    service: str | None = Field(
+        default=None, description="Service whose state it reads; None for answer checks."
+    )
     params: dict[str, Any] = Field(default_factory=dict, description="Kind-specific parameters.")
     description: str = Field(default="", description="What it checks, in words.")
     importance: float = Field(default=1.0, description="Static importance s_c for the reward.")
@@ -69,7 +98,9 @@ class TaskMeta(BaseModel):
     domain: str = Field(default="general", description="Domain label.")
     seed: int = Field(default=0, description="Generation seed.")
     split: str = Field(default="train", description="train | test (held-out services).")
-    library_version: str = Field(default="", description="Hash of the library manifests the task was built on.")
+    library_version: str = Field(
+        default="", description="Hash of the library manifests the task was built on."
+    )
 
 
 class Task(BaseModel):
@@ -125,6 +156,8 @@ class Trajectory(BaseModel):
     """One episode in the published sample format: tools, messages, meta, source."""
 
     tools: list[dict[str, Any]] = Field(description="OpenAI tool schemas the agent saw.")
-    messages: list[dict[str, Any]] = Field(description="system, user, assistant (with tool_calls), tool messages.")
+    messages: list[dict[str, Any]] = Field(
+        description="system, user, assistant (with tool_calls), tool messages."
+    )
     meta: TrajectoryMeta = Field(description="Scores, counts and labels.")
     source: str = Field(default="", description="Who produced it: 'compoworld/<agent>[/<model>]'.")

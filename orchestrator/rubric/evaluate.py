@@ -1,0 +1,73 @@
+"""Grade an episode: criteria in, one verdict per criterion out, plus the static-weight score.
+
+``evaluate`` is the one entry point every grader calls (the task verifier in-process, the
+orchestrator over HTTP). A criterion that cannot be checked as written fails with a
+reason; a reader that cannot reach its service raises (an infrastructure failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from orchestrator.models import CriterionSpec, Verdict
+from orchestrator.rubric.base import CriterionError, CriterionRegistry, StateReader, criterion_registry
+
+__all__ = ["Rubric", "complete", "evaluate", "rubric_score"]
+
+
+async def _one(spec: CriterionSpec, reader: StateReader, answer: str, registry: CriterionRegistry) -> Verdict:
+    try:
+        criterion = registry.build(spec)
+        passed, detail = await criterion.check(reader, spec.service, answer)
+    except (CriterionError, LookupError) as exc:
+        passed, detail = False, f"cannot be checked: {exc}"
+    return Verdict(id=spec.id, kind=spec.kind, label=spec.label, passed=passed, detail=detail)
+
+
+async def evaluate(
+    criteria: list[CriterionSpec],
+    reader: StateReader,
+    answer: str,
+    *,
+    registry: CriterionRegistry | None = None,
+) -> list[Verdict]:
+    """One verdict per criterion, in order; checks run concurrently (remote readers overlap their reads)."""
+    reg = registry or criterion_registry
+    if len(criteria) == 1:
+        return [await _one(criteria[0], reader, answer, reg)]
+    return list(await asyncio.gather(*(_one(c, reader, answer, reg) for c in criteria)))
+
+
+def rubric_score(verdicts: Sequence[Verdict], criteria: Sequence[CriterionSpec] | None = None) -> float:
+    """Importance-weighted fraction of criteria passed (static weights: the n = 1 case of the reward)."""
+    if not verdicts:
+        return 0.0
+    weight = {c.id: c.importance for c in criteria or ()}
+    total = sum(weight.get(v.id, 1.0) for v in verdicts)
+    if total <= 0:
+        return 0.0
+    return sum(weight.get(v.id, 1.0) for v in verdicts if v.passed) / total
+
+
+def complete(verdicts: Sequence[Verdict]) -> bool:
+    """Whether every criterion passed (an empty rubric completes nothing)."""
+    return bool(verdicts) and all(v.passed for v in verdicts)
+
+
+class Rubric:
+    """A task's criteria as one container: evaluate, then score and gate on completion (STYLE #8)."""
+
+    def __init__(self, criteria: Sequence[CriterionSpec], registry: CriterionRegistry | None = None) -> None:
+        self.criteria = list(criteria)
+        self.registry = registry or criterion_registry
+
+    async def evaluate(self, reader: StateReader, answer: str) -> list[Verdict]:
+        return await evaluate(self.criteria, reader, answer, registry=self.registry)
+
+    def score(self, verdicts: Sequence[Verdict]) -> float:
+        return rubric_score(verdicts, self.criteria)
+
+    @staticmethod
+    def complete(verdicts: Sequence[Verdict]) -> bool:
+        return complete(verdicts)

@@ -1,0 +1,219 @@
+"""``compoworld tasks generate|check|stats``: cross-service tasks from a library, re-verified, summarised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from compoworld.errors import CompoWorldError
+from compoworld.runtime.service import ServiceRuntime, load_library
+from compoworld.settings import Settings
+from orchestrator.tasks.check import CheckReport, check_tasks
+from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks
+from orchestrator.tasks.stats import task_stats
+from orchestrator.tasks.taskfile import read_tasks, write_tasks
+
+__all__ = ["tasks_app"]
+
+tasks_app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Generate, check and summarise tasks."
+)
+
+LibraryOpt = Annotated[
+    Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")
+]
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def _library(console: Console, library: Path | None, settings: Settings) -> dict[str, ServiceRuntime]:
+    root = library or settings.library
+    try:
+        runtimes = load_library(root, Settings(library=root, llm_base_url=None))
+    except CompoWorldError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    if not runtimes:
+        console.print(f"[red]no services under {root} (expected <library>/<service>/manifest.json)[/red]")
+        raise typer.Exit(2)
+    return runtimes
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+def _generation_table(report: GenerationReport) -> Table:
+    table = Table(title="task generation", show_header=False)
+    table.add_row(
+        "tasks", f"{report.produced} of {report.requested} ({report.indices} indices, {report.walks} walks)"
+    )
+    table.add_row("touching 2+ / 3+ services", f"{report.multi_service_2:.0%} / {report.multi_service_3:.0%}")
+    table.add_row(
+        "mutation caught", f"{report.mutation_caught}/{report.mutation_checked} ({report.catch_rate:.1%})"
+    )
+    table.add_row("verified tasks/s", f"{report.tasks_per_s:.1f} ({report.seconds:.1f} s)")
+    table.add_row("cross-service edges", str(report.cross_service_edges))
+    if report.held_out:
+        table.add_row("held-out services (test split)", ", ".join(report.held_out))
+    if report.paraphrased:
+        table.add_row("LLM paraphrases accepted", str(report.paraphrased))
+    for reason, count in sorted(report.failures.items(), key=lambda kv: -kv[1])[:6]:
+        table.add_row(f"discarded: {reason}", str(count))
+    return table
+
+
+@tasks_app.command()
+def generate(
+    library: LibraryOpt = None,
+    n: Annotated[int, typer.Option("--n", "-n", min=1, help="Tasks to generate.")] = 100,
+    seed: Annotated[int, typer.Option(help="Generation seed.")] = 0,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL file.")] = Path("tasks.jsonl"),
+    min_len: Annotated[int, typer.Option(min=1, max=8, help="Fewest walk steps.")] = 2,
+    max_len: Annotated[int, typer.Option(min=1, max=8, help="Most walk steps.")] = 6,
+    split_services: Annotated[
+        str | None, typer.Option(help="Held-out services for the test split: 'a,b' or a fraction like 0.2.")
+    ] = None,
+    today: Annotated[str | None, typer.Option(help="Frozen date of the tasks (default: settings).")] = None,
+    paraphrase: Annotated[
+        bool, typer.Option(help="Paraphrase with the configured LLM endpoint, if any.")
+    ] = True,
+    mutation_check: Annotated[bool, typer.Option(help="Run the mutation check on every task.")] = True,
+) -> None:
+    """Random walks over the dependency graph, executed on forks, kept only if their rubric verifies."""
+    console = _console()
+    settings = Settings()
+    runtimes = _library(console, library, settings)
+    if min_len > max_len:
+        console.print(f"[red]--min-len {min_len} is larger than --max-len {max_len}[/red]")
+        raise typer.Exit(2)
+    split = [s.strip() for s in (split_services or "").split(",") if s.strip()]
+    try:
+        options = GenerateOptions(
+            n=n,
+            seed=seed,
+            min_len=min_len,
+            max_len=max_len,
+            split_services=split,
+            today=today or settings.default_today,
+            mutation_check=mutation_check,
+        )
+        with _progress(console) as progress:
+            bar = progress.add_task("generating tasks", total=n)
+            tasks, report = generate_tasks(
+                runtimes,
+                options,
+                progress=lambda done: progress.update(bar, completed=done),
+                settings=settings if paraphrase else None,
+            )
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    write_tasks(out, tasks)
+    console.print(_generation_table(report))
+    if report.cross_service_edges == 0:
+        console.print(
+            "[yellow]the library has no cross-service edges: every task touches a single service[/yellow]"
+        )
+    if not tasks:
+        console.print(
+            f"[red]no valid task could be generated from {len(runtimes)} service(s); see the reasons above[/red]"
+        )
+        raise typer.Exit(1)
+    if len(tasks) < n:
+        console.print(f"[yellow]only {len(tasks)} of {n} tasks could be generated and verified[/yellow]")
+    console.print(f"wrote {len(tasks)} tasks to {out}")
+
+
+def _check_table(report: CheckReport) -> Table:
+    table = Table(title="task check", show_header=False)
+    table.add_row("lines", str(report.lines))
+    table.add_row("valid tasks", f"[green]{report.valid}[/green]")
+    table.add_row("invalid tasks", f"[red]{len(report.invalid)}[/red]" if report.invalid else "0")
+    table.add_row("unreadable lines", f"[red]{len(report.bad_lines)}[/red]" if report.bad_lines else "0")
+    table.add_row(
+        "mutation caught", f"{report.mutation_caught}/{report.mutation_checked} ({report.catch_rate:.1%})"
+    )
+    if report.other_library:
+        table.add_row("built on another library version", str(report.other_library))
+    table.add_row("seconds", f"{report.seconds:.2f}")
+    return table
+
+
+@tasks_app.command()
+def check(
+    file: Annotated[Path, typer.Argument(help="Task file (JSONL).")],
+    library: LibraryOpt = None,
+) -> None:
+    """Re-verify every task: gold replay passes, doing nothing fails, the mutation is caught."""
+    console = _console()
+    if not file.is_file():
+        console.print(f"[red]no task file {file}[/red]")
+        raise typer.Exit(2)
+    runtimes = _library(console, library, Settings())
+    tasks, bad = read_tasks(file)
+    with _progress(console) as progress:
+        bar = progress.add_task("checking tasks", total=len(tasks))
+        report = check_tasks(tasks, bad, runtimes, progress=lambda done: progress.update(bar, completed=done))
+    console.print(_check_table(report))
+    for err in report.bad_lines:
+        console.print(f"[red]line {err.line}:[/red] {err.reason}")
+    for inv in report.invalid:
+        console.print(f"[red]line {inv.line} ({inv.task_id}):[/red] {'; '.join(inv.reasons[:3])}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _dist(title: str, counts: dict[str, int], total: int) -> Table:
+    table = Table(title=title)
+    table.add_column("value")
+    table.add_column("count", justify="right")
+    table.add_column("share", justify="right")
+    for key, count in counts.items():
+        table.add_row(key, str(count), f"{count / total:.0%}" if total else "-")
+    return table
+
+
+@tasks_app.command()
+def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> None:
+    """Distributions: services per task, walk length, capabilities, domains, read/write mix."""
+    console = _console()
+    if not file.is_file():
+        console.print(f"[red]no task file {file}[/red]")
+        raise typer.Exit(2)
+    parsed, bad = read_tasks(file)
+    for err in bad:
+        console.print(f"[yellow]line {err.line} skipped:[/yellow] {err.reason}")
+    tasks = [t for _, t in parsed]
+    if not tasks:
+        console.print("[red]no valid tasks in the file[/red]")
+        raise typer.Exit(1)
+    s = task_stats(tasks)
+    two, three = s.share_multi_service
+    console.print(f"{s.tasks} tasks; {two:.0%} touch 2+ services, {three:.0%} touch 3+")
+    steps = sum(s.steps_by_kind.values())
+    for title, counts, total in [
+        ("services per task", s.services_per_task, s.tasks),
+        ("walk length", s.walk_length, s.tasks),
+        ("capabilities", s.capabilities, s.tasks),
+        ("domains", s.domains, s.tasks),
+        ("steps: read / write", s.steps_by_kind, steps),
+        ("steps by operation", s.operations, steps),
+        ("criteria by kind", s.criteria_by_kind, sum(s.criteria_by_kind.values())),
+        ("splits", s.splits, s.tasks),
+    ]:
+        console.print(_dist(title, counts, total))

@@ -1,0 +1,76 @@
+"""Run tool calls in-process on per-episode forks: the fast path of task generation and verification.
+
+A ``Session`` is one episode across the services it touches. It forks a service on first
+use (with the task's frozen today) and drops every fork on close, so thousands of walks
+leave nothing behind. Implemented tools run synchronously (``call_implemented``); only
+simulated tools await the world model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from compoworld.runtime.service import ServiceRuntime
+from orchestrator.rubric.readers import RuntimeStateReader
+
+__all__ = ["Session"]
+
+
+class Session:
+    """One episode over a set of runtimes; use as a context manager so its forks are deleted."""
+
+    def __init__(self, runtimes: Mapping[str, ServiceRuntime], episode_id: str, today: str) -> None:
+        self.runtimes = runtimes
+        self.episode_id = episode_id
+        self.today = today
+        self.forked: list[str] = []
+
+    def open(self, services: Iterable[str]) -> Session:
+        """Fork these services now (a grader may read a service the calls never touched)."""
+        for service in services:
+            self._ensure(service)
+        return self
+
+    def _ensure(self, service: str) -> ServiceRuntime:
+        runtime = self.runtimes[service]
+        if service not in self.forked:
+            runtime.fork(self.episode_id, today=self.today)
+            self.forked.append(service)
+        return runtime
+
+    async def call(self, service: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The envelope of one tool call in this episode."""
+        if service not in self.runtimes:
+            return {
+                "success": False,
+                "error": {"code": "unknown_service", "message": f"no service '{service}'"},
+            }
+        runtime = self._ensure(service)
+        result = runtime.call_implemented(self.episode_id, tool, args)
+        if result is None:
+            result = await runtime.call_tool(self.episode_id, tool, args)
+        return result
+
+    def select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._ensure(service).select(self.episode_id, table, where)
+
+    def state_hash(self, service: str) -> str:
+        return self._ensure(service).state_hash(self.episode_id)
+
+    def reader(self) -> RuntimeStateReader:
+        return RuntimeStateReader(self.runtimes, self.episode_id)
+
+    def close(self) -> None:
+        for service in self.forked:
+            self.runtimes[service].delete(self.episode_id)
+        self.forked = []
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,131 @@
+"""Concrete paths into tool results, and where a walk's values came from.
+
+A concrete path names one value in one result: ``email``, ``items.0.email``. A binding's
+provenance is ``step:<i>:<path>``; an answer's source is that, or an aggregate over a
+list step: ``count:<i>`` or ``sum:<i>:<field>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "MISSING",
+    "get_arg",
+    "get_path",
+    "leaves",
+    "list_items",
+    "parse_step_ref",
+    "resolve_source",
+    "set_arg",
+    "step_ref",
+]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: Returned when a path or source does not resolve.
+MISSING: Any = _Missing()
+
+
+def get_path(data: Any, path: str) -> Any:
+    """The value at a dotted path (list indices as digits), or MISSING."""
+    if not path:
+        return data
+    current = data
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return MISSING
+    return current
+
+
+def list_items(data: Any) -> list[Any] | None:
+    """The rows of a list result (``[...]`` or ``{"items": [...]}``), or None for a non-list result."""
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        return data["items"]
+    return None
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool))
+
+
+def leaves(data: Any) -> list[tuple[str, Any]]:
+    """(path, value) for the scalar fields of a row result, or of the only row of a one-row list result."""
+    items = list_items(data)
+    if items is not None:
+        if len(items) != 1 or not isinstance(items[0], dict):
+            return []
+        prefix = "0." if isinstance(data, list) else "items.0."
+        return [(prefix + k, v) for k, v in sorted(items[0].items()) if _is_scalar(v)]
+    if isinstance(data, dict):
+        return [(k, v) for k, v in sorted(data.items()) if _is_scalar(v)]
+    return []
+
+
+def step_ref(index: int, path: str) -> str:
+    return f"step:{index}:{path}"
+
+
+def parse_step_ref(ref: str) -> tuple[int, str] | None:
+    """``step:<i>:<path>`` -> (i, path); None for 'seed', 'literal' or anything else."""
+    kind, _, rest = ref.partition(":")
+    index, sep, path = rest.partition(":")
+    if kind != "step" or not sep or not index.isdigit():
+        return None
+    return int(index), path
+
+
+def resolve_source(source: str, results: Sequence[Any]) -> Any:
+    """The value an answer source names in a list of step results (MISSING if it does not resolve)."""
+    kind, _, rest = source.partition(":")
+    index_s, _, field = rest.partition(":")
+    if not index_s.isdigit() or int(index_s) >= len(results):
+        return MISSING
+    data = results[int(index_s)]
+    if data is None or data is MISSING:
+        return MISSING
+    if kind == "step":
+        value = get_path(data, field)
+        return value if _is_scalar(value) else MISSING
+    items = list_items(data)
+    if items is None:
+        return MISSING
+    if kind == "count":
+        return len(items)
+    if kind == "sum":
+        values = [r.get(field) for r in items if isinstance(r, dict)]
+        numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not values or len(numbers) != len(values):
+            return MISSING
+        return round(sum(numbers), 2)
+    return MISSING
+
+
+def set_arg(args: dict[str, Any], name: str, value: Any) -> None:
+    """Set an argument; ``body.key`` sets a field of a nested body object."""
+    head, _, rest = name.partition(".")
+    if rest:
+        inner = args.setdefault(head, {})
+        if isinstance(inner, dict):
+            inner[rest] = value
+    else:
+        args[name] = value
+
+
+def get_arg(args: dict[str, Any], name: str) -> Any:
+    head, _, rest = name.partition(".")
+    if rest:
+        inner = args.get(head)
+        return inner.get(rest, MISSING) if isinstance(inner, dict) else MISSING
+    return args.get(name, MISSING)

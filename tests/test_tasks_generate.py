@@ -1,0 +1,187 @@
+"""Task generation on a hand-built 4-service library: verified, cross-service, hidden values, determinism."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compoworld.runtime import ServiceRuntime, load_library
+from orchestrator.models import Task
+from orchestrator.rubric import RuntimeStateReader, evaluate
+from orchestrator.tasks.check import check_tasks
+from orchestrator.tasks.execute import Session
+from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks, held_out
+from orchestrator.tasks.instruction import leaks
+from orchestrator.tasks.paths import parse_step_ref
+from orchestrator.tasks.replay import replay
+from orchestrator.tasks.taskfile import dump_tasks
+from orchestrator.tasks.verify import task_steps
+from tests.tasks_library import write_library
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_library(tmp_path_factory.mktemp("lib"))
+
+
+@pytest.fixture(scope="module")
+def runtimes(library: Path) -> dict[str, ServiceRuntime]:
+    return load_library(library)
+
+
+@pytest.fixture(scope="module")
+def generated(runtimes: dict[str, ServiceRuntime]) -> tuple[list[Task], GenerationReport]:
+    return generate_tasks(runtimes, GenerateOptions(n=80, seed=7))
+
+
+def test_generation_produces_the_requested_number_of_verified_tasks(
+    generated: tuple[list[Task], GenerationReport], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    tasks, report = generated
+    assert len(tasks) == report.produced == 80
+    check = check_tasks(list(enumerate(tasks, start=1)), [], runtimes)
+    assert check.valid == 80 and not check.invalid, check.invalid[:3]
+
+
+def test_most_tasks_need_information_from_two_or_more_services(
+    generated: tuple[list[Task], GenerationReport],
+) -> None:
+    tasks, report = generated
+    assert report.multi_service_2 >= 0.7 and report.multi_service_3 >= 0.3
+    for task in tasks:
+        if len(task.services) >= 2:
+            assert (
+                "cross-service" in task.meta.capabilities or "sequential-dependency" in task.meta.capabilities
+            )
+
+
+def test_rubrics_catch_a_perturbed_gold_call_in_almost_every_task(
+    generated: tuple[list[Task], GenerationReport],
+) -> None:
+    _, report = generated
+    assert report.mutation_checked == 80 and report.catch_rate >= 0.95
+
+
+def test_doing_nothing_fails_a_no_op_fail_criterion_and_passes_every_guard(
+    generated: tuple[list[Task], GenerationReport], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    for task in generated[0]:
+        verdicts = asyncio.run(evaluate(task.rubric, RuntimeStateReader(runtimes, None), ""))
+        assert any(not v.passed for v in verdicts if v.label == "no_op_fail")
+        assert all(v.passed for v in verdicts if v.label == "no_op_pass")
+
+
+def test_instructions_state_the_starting_facts_but_not_the_looked_up_values(
+    generated: tuple[list[Task], GenerationReport],
+) -> None:
+    for task in generated[0]:
+        first = task.meta.walk[0]
+        assert all(p == "seed" for p in first.bindings.values())
+        for arg in first.bindings:
+            assert str(first.arguments[arg]).lower() in task.instruction.lower()
+        hidden = [
+            task.meta.walk[i].arguments.get(a)
+            for i, s in enumerate(task.meta.walk)
+            for a, p in s.bindings.items()
+            if parse_step_ref(p) and "." not in a
+        ]
+        stated = {
+            str(s.arguments.get(a)).lower()
+            for s in task.meta.walk
+            for a, p in s.bindings.items()
+            if not parse_step_ref(p)
+        }
+        assert not leaks(task.instruction, [h for h in hidden if str(h).lower() not in stated]), (
+            task.instruction
+        )
+        assert not leaks(task.instruction, task.answer_keys), task.instruction
+
+
+def test_gold_calls_are_the_executed_walk_steps(generated: tuple[list[Task], GenerationReport]) -> None:
+    for task in generated[0]:
+        executed = [s for s in task.meta.walk if s.executed]
+        assert [(s.service, s.tool, s.arguments) for s in executed] == [
+            (g.service, g.tool, g.arguments) for g in task.gold_calls
+        ]
+        assert set(task.expected_state_hash) == set(task.services) == {s.service for s in task.meta.walk}
+        assert all(
+            not s.executed and s.condition and not s.condition.taken for s in task.meta.walk if not s.executed
+        )
+
+
+def test_labels_distractors_and_ids_follow_the_contract(
+    generated: tuple[list[Task], GenerationReport],
+) -> None:
+    tasks = generated[0]
+    assert [t.id for t in tasks[:3]] == ["cw-s7-00000", "cw-s7-00001", "cw-s7-00002"]
+    domains = {"crm", "finance", "productivity", "communication"}
+    for task in tasks:
+        assert not set(task.distractors) & set(task.services)
+        assert min(2, 4 - len(task.services)) <= len(task.distractors) <= 6
+        assert task.meta.domain in domains and task.today == "2026-01-15"
+        assert any(c.label == "no_op_fail" for c in task.rubric)
+        if "conditional-branch" in task.meta.capabilities:
+            assert any(s.condition for s in task.meta.walk)
+        if "aggregation" in task.meta.capabilities:
+            assert any(c.params.get("source", "").startswith(("count:", "sum:")) for c in task.rubric)
+    caps = {c for t in tasks for c in t.meta.capabilities}
+    assert {"sequential-dependency", "cross-service", "cross-env-constraint", "conditional-branch"} <= caps
+
+
+def test_a_task_depends_on_its_seed_and_index_not_on_how_many_were_asked_for(
+    generated: tuple[list[Task], GenerationReport], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    few, _ = generate_tasks(runtimes, GenerateOptions(n=5, seed=7))
+    assert dump_tasks(few) == dump_tasks(generated[0][:5])
+
+
+def test_held_out_services_appear_only_in_test_tasks(runtimes: dict[str, ServiceRuntime]) -> None:
+    tasks, report = generate_tasks(runtimes, GenerateOptions(n=30, seed=3, split_services=["mailer"]))
+    assert report.held_out == ["mailer"]
+    for task in tasks:
+        if task.meta.split == "train":
+            assert "mailer" not in task.services and "mailer" not in task.distractors
+        else:
+            assert "mailer" in task.services
+    assert {t.meta.split for t in tasks} == {"train", "test"}
+
+
+def _generate_in_subprocess(library: Path, out: Path, hash_seed: str) -> bytes:
+    code = (
+        "import sys; from typer.testing import CliRunner; from orchestrator.tasks.cli import tasks_app; "
+        "r = CliRunner().invoke(tasks_app, sys.argv[1:]); print(r.output); sys.exit(r.exit_code)"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
+    args = ["generate", "--library", str(library), "--n", "40", "--seed", "11", "--out", str(out)]
+    subprocess.run([sys.executable, "-c", code, *args], check=True, env=env, cwd=ROOT, capture_output=True)
+    return out.read_bytes()
+
+
+def test_same_seed_and_library_give_a_byte_identical_task_file(library: Path, tmp_path: Path) -> None:
+    first = _generate_in_subprocess(library, tmp_path / "a.jsonl", "1")
+    second = _generate_in_subprocess(library, tmp_path / "b.jsonl", "2")
+    assert first == second and first.count(b"\n") == 40
+
+
+def test_recorded_state_hashes_equal_the_runtimes_own_hash_after_a_replay(
+    generated: tuple[list[Task], GenerationReport], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    for task in generated[0][:20]:
+        with Session(runtimes, f"hash:{task.id}", task.today).open(task.services) as session:
+            asyncio.run(replay(task_steps(task), session))
+            assert {s: session.state_hash(s) for s in task.services} == task.expected_state_hash
+
+
+def test_a_fraction_holds_out_that_share_of_services_chosen_by_the_seed() -> None:
+    services = ["a", "b", "c", "d", "e"]
+    assert held_out(["0.4"], services, 1) == held_out(["0.4"], services, 1)
+    assert len(held_out(["0.4"], services, 1)) == 2 and held_out([], services, 1) == []
+    with pytest.raises(ValueError, match="zzz"):
+        held_out(["zzz"], services, 1)
