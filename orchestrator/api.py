@@ -1,0 +1,133 @@
+"""Request and response bodies of the episode API (typed contracts at the HTTP boundary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from orchestrator.models import DiscoverMode, Task, Verdict
+
+__all__ = [
+    "AbortRequest",
+    "FinishRequest",
+    "FinishResponse",
+    "OpenRequest",
+    "OpenResponse",
+    "StepRequest",
+    "StepResponse",
+    "ToolCall",
+    "ToolResult",
+]
+
+
+class OpenRequest(BaseModel):
+    """Body of ``POST /episodes``: a task inline or by id, and how to expose its tools."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: Task | None = Field(default=None, description="The task inline.")
+    task_id: str | None = Field(default=None, description="Id of a task from the loaded task files.")
+    mode: DiscoverMode = Field(default="direct", description="direct | gateway | mcp.")
+    seed: int = Field(
+        default=0, description="Orders services and tools; agents derive their randomness from it."
+    )
+    group_id: str | None = Field(default=None, description="RL group (all rollouts of one prompt).")
+    rollout_idx: int = Field(default=0, ge=0, description="Index of the rollout within its group.")
+    max_steps: int | None = Field(
+        default=None, ge=1, le=1000, description="Tool-calling turns before termination."
+    )
+    max_wall_s: float | None = Field(
+        default=None, gt=0, description="Wall-clock limit of the episode in seconds."
+    )
+    source: str | None = Field(
+        default=None, description="Who drives the episode, e.g. 'compoworld/openai/qwen3'."
+    )
+
+    @model_validator(mode="after")
+    def _one_task(self) -> OpenRequest:
+        if (self.task is None) == (self.task_id is None):
+            raise ValueError("give exactly one of 'task' (inline) or 'task_id'")
+        return self
+
+
+class OpenResponse(BaseModel):
+    """What an agent starts from: its messages and tools (nothing of the grader's view)."""
+
+    episode_id: str = Field(description="Unguessable capability: whoever holds it drives the episode.")
+    task_id: str = Field(description="Task id.")
+    mode: DiscoverMode = Field(description="How tools are exposed.")
+    messages: list[dict[str, Any]] = Field(description="system + user messages.")
+    tools: list[dict[str, Any]] = Field(description="OpenAI function schemas the agent may call.")
+    max_steps: int = Field(description="Tool-calling turns allowed.")
+    mcp_path: str = Field(description="Path of this episode's MCP endpoint (streamable HTTP).")
+
+
+class ToolCall(BaseModel):
+    """One tool call of an assistant turn (OpenAI shape, flattened)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str | None = Field(default=None, description="Call id; generated if missing.")
+    name: str = Field(description="Exposed tool name.")
+    arguments: Any = Field(default=None, description="A JSON object, or a string holding one.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _openai_shape(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "function" in data and "name" not in data:
+            fn = data.get("function") or {}
+            return {"id": data.get("id"), "name": fn.get("name"), "arguments": fn.get("arguments")}
+        return data
+
+
+class StepRequest(BaseModel):
+    """Body of ``POST /episodes/{id}/step``: one assistant turn's tool calls."""
+
+    tool_calls: list[ToolCall] = Field(min_length=1, max_length=64, description="Calls, run in order.")
+    assistant: dict[str, Any] | None = Field(
+        default=None, description="The assistant turn's other fields (content)."
+    )
+
+
+class ToolResult(BaseModel):
+    """One tool message: the envelope as a JSON string."""
+
+    tool_call_id: str = Field(description="Id of the call it answers.")
+    name: str = Field(description="Exposed tool name.")
+    content: str = Field(description="JSON text of the result.")
+
+
+class StepResponse(BaseModel):
+    """Results of one turn and whether the episode is over."""
+
+    results: list[ToolResult] = Field(description="One per call, in order.")
+    done: bool = Field(description="True once the episode no longer accepts calls.")
+    state: str = Field(description="open | running | finished | aborted | expired.")
+    finish_reason: str = Field(default="", description="Why it ended, when done.")
+    steps_left: int = Field(description="Tool-calling turns left.")
+
+
+class FinishRequest(BaseModel):
+    """Body of ``POST /episodes/{id}/finish``."""
+
+    answer: str = Field(default="", max_length=100_000, description="The agent's final answer.")
+
+
+class AbortRequest(BaseModel):
+    """Body of ``POST /episodes/{id}/abort``: the driver gives up (all criteria count as failed)."""
+
+    reason: str = Field(
+        default="aborted", max_length=500, description="Why, e.g. 'error: model endpoint failed'."
+    )
+
+
+class FinishResponse(BaseModel):
+    """The grade of a finished episode."""
+
+    episode_id: str = Field(description="Episode id.")
+    criteria: list[Verdict] = Field(description="Per-criterion verdicts.")
+    score: float = Field(description="Rubric score: importance-weighted fraction of criteria passed.")
+    complete: bool = Field(description="Every criterion passed.")
+    state: str = Field(description="finished | aborted.")
+    finish_reason: str = Field(description="answered | max_steps | timeout | aborted ...")

@@ -1,0 +1,329 @@
+"""Service discovery: one place that maps a service name to a client.
+
+Two kinds of client, one interface. ``LocalService`` wraps an in-process ``ServiceRuntime``
+(the embedded deployment: plain Python calls, no HTTP). ``HttpService`` talks to a service's
+base URL(s) through one pooled ``httpx.AsyncClient`` with timeouts: a local process, a compose
+service ``http://<svc>:8000``, or cluster DNS. With several replicas an episode is pinned at
+fork time to the replica that wins a rendezvous hash of its id, so adding a replica never
+moves a live episode. A dead or slow service turns a tool call into a ``service_unavailable``
+envelope; forks and grader reads raise ``ServiceUnavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+
+from compoworld.errors import EpisodeError, ServiceUnavailable
+from compoworld.runtime.service import ServiceRuntime, fail
+from compoworld.settings import Settings
+from orchestrator.errors import InvalidRequest
+
+__all__ = [
+    "EpisodeReader",
+    "HttpService",
+    "LocalService",
+    "ServiceClient",
+    "ServiceDirectory",
+    "StateLookupError",
+    "load_url_map",
+    "pick_replica",
+]
+
+log = logging.getLogger(__name__)
+
+
+class ServiceClient(Protocol):
+    """What the orchestrator needs from a service, wherever it runs."""
+
+    name: str
+    local: bool
+
+    async def tool_schemas(self) -> list[dict[str, Any]]: ...
+    async def fork(self, episode_id: str, today: str | None) -> None: ...
+    async def delete(self, episode_id: str) -> None: ...
+    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]: ...
+    async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]: ...
+    async def dump(self, episode_id: str) -> dict[str, Any]: ...
+    def summary(self) -> dict[str, Any]: ...
+
+
+def unavailable(service: str, reason: str) -> dict[str, Any]:
+    """The envelope an agent sees when a service cannot answer."""
+    return fail(
+        "service_unavailable", f"service '{service}' is unavailable: {reason}. Try again or use another tool."
+    )
+
+
+class LocalService:
+    """An in-process runtime: direct calls, the fastest path."""
+
+    local = True
+
+    def __init__(self, runtime: ServiceRuntime, timeout_s: float) -> None:
+        self.runtime = runtime
+        self.name = runtime.name
+        self.timeout_s = timeout_s
+        self._schemas = runtime.tool_schemas()
+
+    async def tool_schemas(self) -> list[dict[str, Any]]:
+        return self._schemas
+
+    async def fork(self, episode_id: str, today: str | None) -> None:
+        self.runtime.fork(episode_id, None, today)
+
+    async def delete(self, episode_id: str) -> None:
+        self.runtime.delete(episode_id)
+
+    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        if not self.runtime.has_episode(episode_id):
+            # never let a call fork a fresh copy behind the episode's back (the fork was reaped)
+            return fail("episode_gone", f"the state of this episode in '{self.name}' was released")
+        result = self.runtime.call_implemented(episode_id, tool, args)
+        if result is not None:
+            return result
+        try:  # simulated tools may wait on a model endpoint: bound them
+            return await asyncio.wait_for(self.runtime.call_tool(episode_id, tool, args), self.timeout_s)
+        except TimeoutError:
+            return unavailable(self.name, f"no answer within {self.timeout_s:g} s")
+
+    async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.runtime.select(episode_id, table, where)
+
+    async def dump(self, episode_id: str) -> dict[str, Any]:
+        return self.runtime.dump(episode_id)
+
+    def summary(self) -> dict[str, Any]:
+        m = self.runtime.manifest
+        tools = self.runtime.tools.values()
+        return {
+            "name": self.name,
+            "title": m.title,
+            "description": m.description[:300],
+            "domain": m.domain,
+            "tools": len(self.runtime.tools),
+            "implemented": sum(1 for b in tools if b.backend == "implemented"),
+            "location": "embedded",
+        }
+
+
+def pick_replica(episode_id: str, urls: list[str]) -> str:
+    """Rendezvous hashing: the replica with the highest sha256(episode, url) score wins."""
+    return max(urls, key=lambda u: hashlib.sha256(f"{episode_id}|{u}".encode()).digest())
+
+
+class HttpService:
+    """A service behind one or more base URLs (replicas), reached with the shared pooled client."""
+
+    local = False
+
+    def __init__(self, name: str, urls: list[str], http: httpx.AsyncClient, admin_token: str) -> None:
+        if not urls:
+            raise InvalidRequest(f"service '{name}' has no base URL")
+        self.name = name
+        self.urls = [u.rstrip("/") for u in urls]
+        self.http = http
+        self._admin = {"Authorization": f"Bearer {admin_token}"}
+        self._pins: dict[str, str] = {}
+        self._schemas: list[dict[str, Any]] | None = None
+
+    def base(self, episode_id: str | None) -> str:
+        if episode_id is None:
+            return self.urls[0]
+        pinned = self._pins.get(episode_id)
+        return pinned if pinned is not None else pick_replica(episode_id, self.urls)
+
+    async def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        try:
+            resp = await self.http.request(method, url, **kwargs)
+        except httpx.TimeoutException as exc:
+            raise ServiceUnavailable(self.name, f"timed out ({type(exc).__name__})") from exc
+        except httpx.HTTPError as exc:
+            raise ServiceUnavailable(self.name, f"{type(exc).__name__}: {exc}") from exc
+        if resp.status_code >= 500:
+            raise ServiceUnavailable(self.name, f"HTTP {resp.status_code} from {url}")
+        if resp.status_code == 401:
+            raise ServiceUnavailable(self.name, "admin token rejected (COMPOWORLD_ADMIN_TOKEN differs)")
+        return resp
+
+    async def tool_schemas(self) -> list[dict[str, Any]]:
+        if self._schemas is None:
+            resp = await self._request("GET", f"{self.urls[0]}/tools")
+            if resp.status_code != 200:
+                raise ServiceUnavailable(self.name, f"GET /tools answered HTTP {resp.status_code}")
+            self._schemas = list(resp.json())
+        return self._schemas
+
+    async def fork(self, episode_id: str, today: str | None) -> None:
+        base = pick_replica(episode_id, self.urls)
+        body = {"episode_id": episode_id, "today": today}
+        resp = await self._request("POST", f"{base}/admin/episodes", json=body, headers=self._admin)
+        if resp.status_code >= 300:
+            raise ServiceUnavailable(self.name, f"fork answered HTTP {resp.status_code}: {resp.text[:200]}")
+        self._pins[episode_id] = base
+
+    async def delete(self, episode_id: str) -> None:
+        base = self._pins.pop(episode_id, None) or pick_replica(episode_id, self.urls)
+        await self._request("DELETE", f"{base}/admin/episodes/{episode_id}", headers=self._admin)
+
+    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        url = f"{self.base(episode_id)}/tools/{tool}"
+        try:
+            resp = await self._request("POST", url, json=args, headers={"X-Episode-Id": episode_id})
+        except ServiceUnavailable as exc:
+            return unavailable(self.name, exc.reason)
+        try:
+            envelope = resp.json()
+        except ValueError:
+            return unavailable(self.name, f"HTTP {resp.status_code} with a body that is not JSON")
+        if not isinstance(envelope, dict) or "success" not in envelope:
+            return unavailable(self.name, f"HTTP {resp.status_code} without a tool-result envelope")
+        return envelope
+
+    async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        url = f"{self.base(episode_id)}/admin/episodes/{episode_id}/select"
+        body = {"queries": [{"table": table, "where": where}]}
+        resp = await self._request("POST", url, json=body, headers=self._admin)
+        if resp.status_code != 200:
+            detail = resp.json().get("detail", resp.text) if resp.content else ""
+            raise EpisodeError(f"{self.name}: select on '{table}' answered HTTP {resp.status_code}: {detail}")
+        return list(resp.json()["results"][0])
+
+    async def dump(self, episode_id: str) -> dict[str, Any]:
+        url = f"{self.base(episode_id)}/admin/episodes/{episode_id}/state"
+        resp = await self._request("GET", url, headers=self._admin)
+        if resp.status_code != 200:
+            raise EpisodeError(f"{self.name}: state dump answered HTTP {resp.status_code}")
+        return dict(resp.json())
+
+    def summary(self) -> dict[str, Any]:
+        tools = self._schemas or []
+        return {
+            "name": self.name,
+            "tools": len(tools),
+            "implemented": sum(1 for t in tools if t.get("x-backend") == "implemented"),
+            "location": self.urls[0] if len(self.urls) == 1 else self.urls,
+        }
+
+
+def load_url_map(path: Path) -> dict[str, list[str]]:
+    """Read a JSON map service -> base URL (or list of replica URLs)."""
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidRequest(f"{path}: cannot read the service URL map: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise InvalidRequest(f"{path}: the service URL map must be a JSON object service -> URL")
+    out: dict[str, list[str]] = {}
+    for name, value in sorted(raw.items()):
+        urls = [value] if isinstance(value, str) else value
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+            raise InvalidRequest(f"{path}: '{name}' must map to a URL or a non-empty list of URLs")
+        out[str(name)] = urls
+    return out
+
+
+class ServiceDirectory:
+    """Service name -> client; owns the pooled HTTP client when any service is remote."""
+
+    def __init__(
+        self,
+        clients: dict[str, ServiceClient],
+        *,
+        factory: Callable[[str], ServiceClient] | None = None,
+        http: httpx.AsyncClient | None = None,
+        version: str = "",
+    ) -> None:
+        self._clients = dict(sorted(clients.items()))
+        self._factory = factory
+        self._http = http
+        self.version = version
+
+    @classmethod
+    def embedded(cls, runtimes: dict[str, ServiceRuntime], settings: Settings) -> ServiceDirectory:
+        clients: dict[str, ServiceClient] = {
+            n: LocalService(r, settings.service_timeout_s) for n, r in runtimes.items()
+        }
+        digest = hashlib.sha256()
+        for name in sorted(runtimes):
+            digest.update(runtimes[name].manifest.model_dump_json().encode())
+        return cls(clients, version=digest.hexdigest()[:16] if runtimes else "")
+
+    @classmethod
+    def remote(
+        cls,
+        settings: Settings,
+        urls: dict[str, list[str]] | None = None,
+        *,
+        http: httpx.AsyncClient | None = None,
+    ) -> ServiceDirectory:
+        """Services behind URLs: an explicit map, else ``settings.service_urls_file``, plus the template."""
+        timeout = httpx.Timeout(settings.service_timeout_s, connect=min(5.0, settings.service_timeout_s))
+        limits = httpx.Limits(max_connections=512, max_keepalive_connections=256)
+        client = http or httpx.AsyncClient(timeout=timeout, limits=limits)
+        if urls is None and settings.service_urls_file is not None:
+            urls = load_url_map(settings.service_urls_file)
+        token = settings.admin_token
+        clients: dict[str, ServiceClient] = {
+            n: HttpService(n, u, client, token) for n, u in (urls or {}).items()
+        }
+        factory: Callable[[str], ServiceClient] | None = None
+        template = settings.service_url_template
+        if template:
+            namespace = settings.namespace
+
+            def factory(name: str) -> ServiceClient:
+                return HttpService(name, [template.format(service=name, namespace=namespace)], client, token)
+
+        return cls(clients, factory=factory, http=client)
+
+    def names(self) -> list[str]:
+        return list(self._clients)
+
+    def has(self, name: str) -> bool:
+        return name in self._clients or self._factory is not None
+
+    def get(self, name: str) -> ServiceClient:
+        client = self._clients.get(name)
+        if client is None:
+            if self._factory is None:
+                raise InvalidRequest(
+                    f"unknown service '{name}' (known: {', '.join(self._clients) or 'none'})"
+                )
+            client = self._clients[name] = self._factory(name)
+        return client
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+
+
+class StateLookupError(LookupError):
+    """A read the grader cannot make as written (unknown service, table or column, or a released fork).
+
+    A ``LookupError``, so the rubric turns it into a failed verdict with the reason; an
+    unreachable service stays ``ServiceUnavailable`` (an infrastructure failure).
+    """
+
+
+class EpisodeReader:
+    """The grader's view of one episode: targeted reads over the admin routes (or in-process)."""
+
+    def __init__(self, directory: ServiceDirectory, episode_id: str) -> None:
+        self.directory = directory
+        self.episode_id = episode_id
+
+    async def select(
+        self, service: str, table: str, where: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        try:
+            return await self.directory.get(service).select(self.episode_id, table, dict(where or {}))
+        except (EpisodeError, InvalidRequest) as exc:
+            raise StateLookupError(str(exc)) from exc

@@ -1,0 +1,402 @@
+"""Episodes: open (fork every mounted service), step (route tool calls), finish (grade), release.
+
+``Orchestrator`` is the one object behind both the HTTP API and the in-process runner. Each
+request is handled by the function registered for the episode's current state (STYLE #9);
+the transitions themselves live in ``lifecycle``. Episode ids come from ``secrets`` and are
+capabilities: nothing else identifies an episode to its driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from compoworld.errors import CompoWorldError
+from compoworld.runtime.service import ServiceRuntime
+from compoworld.settings import Settings
+from orchestrator.api import (
+    FinishResponse,
+    OpenRequest,
+    OpenResponse,
+    StepRequest,
+    StepResponse,
+    ToolResult,
+)
+from orchestrator.arguments import BadArguments, parse_arguments
+from orchestrator.discovery import EpisodeReader, ServiceDirectory
+from orchestrator.errors import EpisodeBusy, EpisodeNotFound
+from orchestrator.exposure import ToolRef, build_exposure, tool_refs
+from orchestrator.grading import Grader, default_grader, rubric_score
+from orchestrator.lifecycle import EpisodeRecord, EpisodeState, OrchestratorConfig
+from orchestrator.models import Task, Trajectory, Verdict
+from orchestrator.naming import seeded_rng
+from orchestrator.prompts import build_prompt
+from orchestrator.store import EpisodeStore, InMemoryEpisodeStore
+from orchestrator.tasksource import TaskRegistry
+from orchestrator.trajectory import to_trajectory
+
+__all__ = ["Orchestrator"]
+
+log = logging.getLogger(__name__)
+S = EpisodeState
+PromptBuilder = Callable[[Task, Any], list[dict[str, Any]]]
+
+
+class Orchestrator:
+    """Opens, drives, grades and releases episodes over a service directory."""
+
+    def __init__(
+        self,
+        directory: ServiceDirectory,
+        tasks: TaskRegistry | None = None,
+        *,
+        config: OrchestratorConfig | None = None,
+        store: EpisodeStore | None = None,
+        grader: Grader | None = None,
+        prompt: PromptBuilder = build_prompt,
+    ) -> None:
+        self.directory = directory
+        self.tasks = tasks or TaskRegistry()
+        self.config = config or OrchestratorConfig()
+        self.store: EpisodeStore = store or InMemoryEpisodeStore()
+        self.grader = grader or default_grader()
+        self.prompt = prompt
+        self._refs: dict[str, list[ToolRef]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._opens = 0
+        Handler = Callable[[EpisodeRecord, Any], Awaitable[Any]]
+        self._on_step: dict[EpisodeState, Handler] = {
+            S.OPEN: self._step_live,
+            S.RUNNING: self._step_live,
+            S.FINISHED: self._refuse_calls,
+            S.ABORTED: self._refuse_calls,
+            S.EXPIRED: self._refuse_calls,
+        }
+        self._on_finish: dict[EpisodeState, Handler] = {
+            S.OPEN: self._finish_live,
+            S.RUNNING: self._finish_live,
+            S.FINISHED: self._finish_again,
+            S.ABORTED: self._refuse_finish,
+            S.EXPIRED: self._refuse_finish,
+        }
+
+    @classmethod
+    def embedded(
+        cls,
+        runtimes: dict[str, ServiceRuntime],
+        settings: Settings,
+        tasks: Path | TaskRegistry | None = None,
+        **kwargs: Any,
+    ) -> Orchestrator:
+        """An orchestrator calling in-process runtimes directly (no HTTP anywhere)."""
+        registry = tasks if isinstance(tasks, TaskRegistry) else TaskRegistry.load(tasks)
+        kwargs.setdefault("config", OrchestratorConfig(idle_ttl_s=min(900.0, settings.episode_ttl_s)))
+        return cls(ServiceDirectory.embedded(runtimes, settings), registry, **kwargs)
+
+    async def aclose(self) -> None:
+        for eid in await self.store.ids():
+            await self.delete(eid)
+        await self.directory.aclose()
+
+    # -- open ---------------------------------------------------------------------------
+
+    async def tool_refs(self, service: str) -> list[ToolRef]:
+        refs = self._refs.get(service)
+        if refs is None:
+            refs = self._refs[service] = tool_refs(service, await self.directory.get(service).tool_schemas())
+        return refs
+
+    async def open(self, req: OpenRequest) -> OpenResponse:
+        """Fork every service the task touches (and its distractors) and expose their tools."""
+        task = req.task if req.task is not None else self.tasks.get(str(req.task_id))
+        services = list(dict.fromkeys([*task.services, *task.distractors]))
+        refs = {svc: await self.tool_refs(svc) for svc in services}
+        self._opens += 1
+        if self._opens % 256 == 0:
+            await self.reap()
+        if await self.store.count_live() >= self.config.max_live:
+            raise EpisodeBusy(f"{self.config.max_live} episodes are live; finish or delete some first")
+        rng = seeded_rng("episode", task.id, req.seed)
+        rng.shuffle(services)
+        exposure = build_exposure(req.mode, services, refs, rng)
+        eid = secrets.token_urlsafe(24)
+        rec = EpisodeRecord(
+            id=eid,
+            task=task,
+            mode=req.mode,
+            seed=req.seed,
+            exposure=exposure,
+            messages=self.prompt(task, req.mode),
+            max_steps=req.max_steps or self.config.max_steps,
+            deadline=time.monotonic() + (req.max_wall_s or self.config.max_wall_s),
+            group_id=req.group_id,
+            rollout_idx=req.rollout_idx,
+            source=req.source or "",
+            library_version=self.directory.version,
+        )
+        await self._fork_all(rec, services)
+        self._locks[eid] = asyncio.Lock()
+        await self.store.put(rec)
+        return OpenResponse.model_construct(
+            episode_id=eid,
+            task_id=task.id,
+            mode=req.mode,
+            messages=list(rec.messages),
+            tools=exposure.tools,
+            max_steps=rec.max_steps,
+            mcp_path=f"/episodes/{eid}/mcp",
+        )
+
+    async def _fork_all(self, rec: EpisodeRecord, services: list[str]) -> None:
+        clients = [self.directory.get(svc) for svc in services]
+        try:
+            if all(c.local for c in clients):
+                for client in clients:
+                    await client.fork(rec.id, rec.task.today)
+                    rec.forked.append(client.name)
+            else:
+                outcomes = await asyncio.gather(
+                    *(c.fork(rec.id, rec.task.today) for c in clients), return_exceptions=True
+                )
+                rec.forked.extend(c.name for c, o in zip(clients, outcomes, strict=True) if o is None)
+                failed = [o for o in outcomes if isinstance(o, BaseException)]
+                if failed:
+                    raise failed[0]
+        except BaseException:
+            await self._release(rec)
+            raise
+
+    # -- step ---------------------------------------------------------------------------
+
+    async def _record(self, episode_id: str) -> EpisodeRecord:
+        rec = await self.store.get(episode_id)
+        if rec is None:
+            raise EpisodeNotFound(f"unknown episode '{episode_id[:64]}' (never opened, deleted, or reaped)")
+        return rec
+
+    def _lock(self, episode_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(episode_id, asyncio.Lock())
+
+    async def _still(self, episode_id: str) -> EpisodeRecord:
+        """The record again once the lock is held: a concurrent DELETE may have released it."""
+        return await self._record(episode_id)
+
+    async def step(self, episode_id: str, req: StepRequest) -> StepResponse:
+        """Run one assistant turn's tool calls, in order, inside the episode."""
+        await self._record(episode_id)
+        async with self._lock(episode_id):
+            rec = await self._still(episode_id)
+            out: StepResponse = await self._on_step[rec.state](rec, req)
+            return out
+
+    async def _refuse_calls(self, rec: EpisodeRecord, req: StepRequest) -> StepResponse:
+        raise rec.refuse("tool calls")
+
+    async def _step_live(self, rec: EpisodeRecord, req: StepRequest) -> StepResponse:
+        if time.monotonic() > rec.deadline:
+            await self._auto_finish(rec, "timeout")
+            return self._step_response(rec, [])
+        rec.advance(S.RUNNING)
+        calls = [
+            (c.id or f"call_{rec.n_tool_calls + i + 1}", c.name, c.arguments, parse_arguments(c.arguments))
+            for i, c in enumerate(req.tool_calls)
+        ]
+        rec.messages.append(_assistant_message(req.assistant, calls))
+        results: list[ToolResult] = []
+        for call_id, name, _, args in calls:
+            result = await self._run_call(rec, name, args)
+            content = json.dumps(result, ensure_ascii=False, default=str)
+            rec.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
+            results.append(ToolResult.model_construct(tool_call_id=call_id, name=name, content=content))
+        rec.n_steps += 1
+        rec.n_tool_calls += len(calls)
+        rec.touch()
+        if rec.n_steps >= rec.max_steps:
+            await self._auto_finish(rec, "max_steps")
+        await self.store.put(rec)
+        return self._step_response(rec, results)
+
+    async def _run_call(self, rec: EpisodeRecord, name: str, args: dict[str, Any] | BadArguments) -> Any:
+        if isinstance(args, BadArguments):
+            return args.error
+        route = rec.exposure.resolve(name, args)
+        if route.service is None or route.tool is None:
+            return route.result
+        rec.n_real_tool_calls += 1
+        return await self.directory.get(route.service).call(rec.id, route.tool, route.args)
+
+    @staticmethod
+    def _step_response(rec: EpisodeRecord, results: list[ToolResult]) -> StepResponse:
+        return StepResponse.model_construct(
+            results=results,
+            done=rec.terminal,
+            state=rec.state.value,
+            finish_reason=rec.finish_reason if rec.terminal else "",
+            steps_left=rec.steps_left,
+        )
+
+    # -- finish / abort ---------------------------------------------------------------
+
+    async def finish(self, episode_id: str, answer: str) -> FinishResponse:
+        """Grade the final state and answer. A second finish returns the first result unchanged."""
+        await self._record(episode_id)
+        async with self._lock(episode_id):
+            rec = await self._still(episode_id)
+            out: FinishResponse = await self._on_finish[rec.state](rec, answer)
+            return out
+
+    async def _finish_live(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
+        await self._grade(rec, answer, "answered")
+        await self.store.put(rec)
+        return self._finish_response(rec)
+
+    async def _finish_again(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
+        return self._finish_response(rec)
+
+    async def _refuse_finish(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
+        raise rec.refuse("answers")
+
+    async def _grade(self, rec: EpisodeRecord, answer: str, reason: str) -> None:
+        verdicts = await self.grader(rec.task.rubric, EpisodeReader(self.directory, rec.id), answer)
+        rec.verdicts = list(verdicts)
+        rec.score, rec.complete = rubric_score(rec.task.rubric, rec.verdicts)
+        rec.answer = answer
+        if reason == "answered":
+            rec.messages.append({"role": "assistant", "content": answer})
+        rec.advance(S.FINISHED, reason)
+        rec.touch()
+
+    async def _auto_finish(self, rec: EpisodeRecord, reason: str) -> None:
+        """Terminate on a limit; if grading itself fails the episode is aborted, not left hanging."""
+        try:
+            await self._grade(rec, "", reason)
+        except CompoWorldError as exc:
+            log.warning("episode %s: grading at %s failed: %s", rec.id[:8], reason, exc)
+            self._fail_all(rec, f"{reason}; grading failed: {exc}")
+            rec.advance(S.ABORTED, f"error: grading failed at {reason}")
+
+    async def abort(self, episode_id: str, reason: str = "aborted") -> FinishResponse:
+        """The driver gives up: every criterion counts as failed (the reward's aborted case)."""
+        await self._record(episode_id)
+        async with self._lock(episode_id):
+            rec = await self._still(episode_id)
+            if rec.terminal:
+                raise rec.refuse("aborts")
+            self._fail_all(rec, reason)
+            rec.advance(S.ABORTED, reason or "aborted")
+            rec.touch()
+            await self.store.put(rec)
+            return self._finish_response(rec)
+
+    @staticmethod
+    def _fail_all(rec: EpisodeRecord, reason: str) -> None:
+        rec.verdicts = [
+            Verdict(id=c.id, kind=c.kind, label=c.label, passed=False, detail=f"episode aborted: {reason}")
+            for c in rec.task.rubric
+        ]
+        rec.score, rec.complete = 0.0, False
+
+    @staticmethod
+    def _finish_response(rec: EpisodeRecord) -> FinishResponse:
+        return FinishResponse.model_construct(
+            episode_id=rec.id,
+            criteria=list(rec.verdicts),
+            score=rec.score,
+            complete=rec.complete,
+            state=rec.state.value,
+            finish_reason=rec.finish_reason,
+        )
+
+    # -- reads, release, reaping ------------------------------------------------------
+
+    async def trajectory(self, episode_id: str) -> Trajectory:
+        return to_trajectory(await self._record(episode_id))
+
+    async def exposed_tools(self, episode_id: str) -> list[dict[str, Any]]:
+        """The episode's agent-facing tool schemas (what MCP lists)."""
+        return list((await self._record(episode_id)).exposure.tools)
+
+    async def task_of(self, episode_id: str) -> Task:
+        """The full task, gold calls and rubric included: for admin routes only."""
+        return (await self._record(episode_id)).task
+
+    async def state_dump(self, episode_id: str) -> dict[str, Any]:
+        """Typed state of every fork of the episode: for admin routes only."""
+        rec = await self._record(episode_id)
+        return {svc: await self.directory.get(svc).dump(rec.id) for svc in rec.forked}
+
+    async def delete(self, episode_id: str) -> dict[str, Any]:
+        """Release the episode's forks in every service and forget it (a live episode is aborted first)."""
+        await self._record(episode_id)
+        async with self._lock(episode_id):
+            rec = await self._still(episode_id)
+            if not rec.terminal:
+                self._fail_all(rec, "released before finishing")
+                rec.advance(S.ABORTED, "released")
+            await self._release(rec)
+            await self.store.pop(episode_id)
+        self._locks.pop(episode_id, None)
+        return {"episode_id": episode_id, "state": rec.state.value, "finish_reason": rec.finish_reason}
+
+    async def _release(self, rec: EpisodeRecord) -> None:
+        forked, rec.forked = rec.forked, []
+        rec.released = True
+        clients = [self.directory.get(svc) for svc in forked]
+        if all(c.local for c in clients):
+            for client in clients:
+                await client.delete(rec.id)
+            return
+        outcomes = await asyncio.gather(*(c.delete(rec.id) for c in clients), return_exceptions=True)
+        for client, outcome in zip(clients, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                log.warning("episode %s: releasing %s failed: %s", rec.id[:8], client.name, outcome)
+
+    async def reap(self, now: float | None = None) -> int:
+        """Expire idle live episodes (forks released) and forget old terminal ones; returns how many."""
+        now = time.monotonic() if now is None else now
+        touched = 0
+        for eid in await self.store.ids():
+            rec = await self.store.get(eid)
+            lock = self._locks.get(eid)
+            if rec is None or (lock is not None and lock.locked()):
+                continue
+            idle = now - rec.last_active
+            if not rec.terminal and idle > self.config.idle_ttl_s:
+                self._fail_all(rec, "abandoned")
+                rec.advance(S.EXPIRED, "idle")
+                await self._release(rec)
+                await self.store.put(rec)
+                touched += 1
+            elif rec.terminal and idle > self.config.retain_s:
+                await self._release(rec)
+                await self.store.pop(eid)
+                self._locks.pop(eid, None)
+                touched += 1
+        return touched
+
+
+Call = tuple[str, str, Any, "dict[str, Any] | BadArguments"]
+
+
+def _assistant_message(assistant: dict[str, Any] | None, calls: list[Call]) -> dict[str, Any]:
+    """The assistant turn as recorded, in the OpenAI wire format: arguments as a JSON string.
+
+    A string from the model is kept byte for byte (malformed JSON included: the SFT export
+    must see it to drop it); an object is serialised.
+    """
+    msg: dict[str, Any] = {"role": "assistant", "content": str((assistant or {}).get("content") or "")}
+    reasoning = (assistant or {}).get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        msg["reasoning_content"] = reasoning
+    recorded = []
+    for call_id, name, raw, _ in calls:
+        args = raw if isinstance(raw, str) else json.dumps(raw if raw is not None else {}, ensure_ascii=False)
+        recorded.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": args}})
+    msg["tool_calls"] = recorded
+    return msg

@@ -1,0 +1,116 @@
+"""The episode state machine: states, legal transitions, limits, and the episode record.
+
+    open ──step──▶ running ──step──▶ running
+      │               │
+      ├──finish───────┼──▶ finished   (answered | max_steps | timeout)
+      ├──abort/DELETE─┼──▶ aborted    (the driver gave up; every criterion counts as failed)
+      └──idle TTL─────┴──▶ expired    (abandoned; forks released by the reaper)
+
+Terminal states accept nothing but reads (GET) and release (DELETE).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from orchestrator.errors import EpisodeConflict
+from orchestrator.exposure import Exposure
+from orchestrator.models import Task, Verdict
+
+__all__ = ["TERMINAL", "EpisodeRecord", "EpisodeState", "OrchestratorConfig"]
+
+
+class EpisodeState(StrEnum):
+    OPEN = "open"
+    RUNNING = "running"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+    EXPIRED = "expired"
+
+
+TERMINAL = frozenset({EpisodeState.FINISHED, EpisodeState.ABORTED, EpisodeState.EXPIRED})
+_LIVE_NEXT = frozenset(
+    {EpisodeState.RUNNING, EpisodeState.FINISHED, EpisodeState.ABORTED, EpisodeState.EXPIRED}
+)
+ALLOWED: dict[EpisodeState, frozenset[EpisodeState]] = {
+    EpisodeState.OPEN: _LIVE_NEXT,
+    EpisodeState.RUNNING: _LIVE_NEXT,
+    EpisodeState.FINISHED: frozenset(),
+    EpisodeState.ABORTED: frozenset(),
+    EpisodeState.EXPIRED: frozenset(),
+}
+
+
+class OrchestratorConfig(BaseModel):
+    """Limits of the orchestrator's episodes."""
+
+    max_steps: int = Field(default=30, ge=1, description="Default tool-calling turns per episode.")
+    max_wall_s: float = Field(default=1800.0, gt=0, description="Default wall-clock limit of an episode.")
+    idle_ttl_s: float = Field(default=900.0, gt=0, description="A live episode idle this long expires.")
+    retain_s: float = Field(
+        default=900.0, ge=0, description="Terminal episodes are forgotten after this long."
+    )
+    max_live: int = Field(default=20000, ge=1, description="Live (open or running) episodes at most.")
+    reap_interval_s: float = Field(default=30.0, gt=0, description="How often the server's reaper runs.")
+
+
+@dataclass
+class EpisodeRecord:
+    """Everything the orchestrator keeps about one episode (the grader's view stays in ``task``)."""
+
+    id: str
+    task: Task
+    mode: str
+    seed: int
+    exposure: Exposure
+    messages: list[dict[str, Any]]
+    max_steps: int
+    deadline: float
+    group_id: str | None = None
+    rollout_idx: int = 0
+    source: str = ""
+    library_version: str = ""
+    forked: list[str] = field(default_factory=list)
+    state: EpisodeState = EpisodeState.OPEN
+    finish_reason: str = ""
+    created: float = field(default_factory=time.time)
+    last_active: float = field(default_factory=time.monotonic)
+    n_steps: int = 0
+    n_tool_calls: int = 0
+    n_real_tool_calls: int = 0
+    answer: str | None = None
+    verdicts: list[Verdict] = field(default_factory=list)
+    score: float = 0.0
+    complete: bool = False
+    released: bool = False
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL
+
+    @property
+    def steps_left(self) -> int:
+        return 0 if self.terminal else max(0, self.max_steps - self.n_steps)
+
+    def advance(self, new: EpisodeState, reason: str = "") -> None:
+        """Move to ``new`` if the machine allows it; a refused move is a 409 for the caller."""
+        if new not in ALLOWED[self.state]:
+            raise EpisodeConflict(f"episode is {self.state.value}{self._why()}: cannot become {new.value}")
+        self.state = new
+        if reason:
+            self.finish_reason = reason
+
+    def _why(self) -> str:
+        return f" ({self.finish_reason})" if self.finish_reason else ""
+
+    def refuse(self, action: str) -> EpisodeConflict:
+        """The conflict raised when a terminal episode is asked to ``action``."""
+        return EpisodeConflict(f"episode is {self.state.value}{self._why()}; it accepts no more {action}")
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()

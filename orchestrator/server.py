@@ -1,0 +1,248 @@
+"""The orchestrator over HTTP: episode routes, MCP per episode, admin routes, and the apps.
+
+``attach_orchestrator`` adds the routes to the embedded library app (``compoworld up``);
+``create_orchestrator_app`` builds the orchestrator alone over remote services
+(``compoworld orchestrator``, one container on compose or Kubernetes).
+
+    POST   /episodes                 open    {task | task_id, mode, seed, ...}
+    POST   /episodes/{id}/step       tool calls of one assistant turn
+    POST   /episodes/{id}/finish     grade (a second finish returns the same result)
+    POST   /episodes/{id}/abort      give up (every criterion counts as failed)
+    GET    /episodes/{id}            the trajectory so far
+    DELETE /episodes/{id}            release every fork
+    *      /episodes/{id}/mcp        the episode's tools over MCP (streamable HTTP)
+    GET    /tasks                    ids of the loaded tasks
+    /admin/...                       bearer token: episode list, state dumps, tasks, reaping
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+from collections.abc import AsyncIterator, Awaitable
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.responses import Response
+from pydantic import BaseModel
+from starlette.routing import Route
+
+from compoworld.errors import CompoWorldError
+from compoworld.runtime.app import admin_guard, json_response
+from compoworld.runtime.service import ServiceRuntime
+from compoworld.settings import Settings
+from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepRequest
+from orchestrator.discovery import ServiceDirectory
+from orchestrator.episodes import Orchestrator
+from orchestrator.errors import http_status
+from orchestrator.lifecycle import OrchestratorConfig
+from orchestrator.mcp_server import EpisodeMcp
+from orchestrator.models import Task
+from orchestrator.tasksource import TaskRegistry
+
+__all__ = ["attach_orchestrator", "create_orchestrator_app", "episode_router"]
+
+log = logging.getLogger(__name__)
+
+
+async def _answer(work: Awaitable[Any], status: int = 200) -> Response:
+    """Run ``work`` and turn its result (a model or a dict) or its error into a JSON response."""
+    try:
+        result = await work
+    except CompoWorldError as exc:
+        return json_response({"detail": str(exc)}, http_status(exc))
+    if isinstance(result, BaseModel):
+        return Response(result.model_dump_json(), status_code=status, media_type="application/json")
+    return json_response(result, status)
+
+
+def episode_router(orch: Orchestrator, settings: Settings) -> APIRouter:
+    """The agent-facing episode routes (no token: the episode id is the capability)."""
+    router = APIRouter(tags=["episodes"])
+
+    @router.post("/episodes")
+    async def open_episode(body: OpenRequest) -> Response:
+        return await _answer(orch.open(body), 201)
+
+    @router.post("/episodes/{episode_id}/step")
+    async def step(episode_id: str, body: StepRequest) -> Response:
+        return await _answer(orch.step(episode_id, body))
+
+    @router.post("/episodes/{episode_id}/finish")
+    async def finish(episode_id: str, body: FinishRequest) -> Response:
+        return await _answer(orch.finish(episode_id, body.answer))
+
+    @router.post("/episodes/{episode_id}/abort")
+    async def abort(episode_id: str, body: AbortRequest) -> Response:
+        return await _answer(orch.abort(episode_id, body.reason))
+
+    @router.get("/episodes/{episode_id}")
+    async def trajectory(episode_id: str) -> Response:
+        return await _answer(orch.trajectory(episode_id))
+
+    @router.delete("/episodes/{episode_id}")
+    async def delete(episode_id: str) -> Response:
+        return await _answer(orch.delete(episode_id))
+
+    @router.get("/tasks")
+    async def tasks() -> Response:
+        return json_response({"tasks": orch.tasks.ids()})
+
+    return router
+
+
+def admin_router(orch: Orchestrator, settings: Settings) -> APIRouter:
+    """The grader's view: never reachable without the admin token."""
+    router = APIRouter(prefix="/admin", dependencies=[Depends(admin_guard(settings))], tags=["admin"])
+
+    async def summaries() -> dict[str, Any]:
+        out = []
+        for eid in await orch.store.ids():
+            rec = await orch.store.get(eid)
+            if rec is not None:
+                out.append(
+                    {
+                        "episode_id": eid,
+                        "task_id": rec.task.id,
+                        "state": rec.state.value,
+                        "steps": rec.n_steps,
+                    }
+                )
+        return {"episodes": out}
+
+    @router.get("/episodes")
+    async def list_episodes() -> Response:
+        return await _answer(summaries())
+
+    @router.get("/episodes/{episode_id}/state")
+    async def state(episode_id: str) -> Response:
+        return await _answer(orch.state_dump(episode_id))
+
+    @router.get("/episodes/{episode_id}/task")
+    async def task_of(episode_id: str) -> Response:
+        return await _answer(orch.task_of(episode_id))
+
+    @router.post("/tasks")
+    async def add_tasks(body: list[Task]) -> Response:
+        for task in body:
+            try:
+                orch.tasks.add(task)
+            except CompoWorldError as exc:
+                return json_response({"detail": str(exc)}, http_status(exc))
+        return json_response({"tasks": len(orch.tasks)}, 201)
+
+    @router.post("/reap")
+    async def reap() -> Response:
+        return await _answer(_count(orch.reap()))
+
+    return router
+
+
+async def _count(work: Awaitable[int]) -> dict[str, int]:
+    return {"reaped": await work}
+
+
+def _services_router(orch: Orchestrator) -> APIRouter:
+    """``GET /services`` and ``GET /services/{svc}/tools`` for the orchestrator alone."""
+    router = APIRouter(tags=["services"])
+
+    @router.get("/services")
+    async def services() -> Response:
+        return json_response([orch.directory.get(n).summary() for n in orch.directory.names()])
+
+    @router.get("/services/{service}/tools")
+    async def tools(service: str) -> Response:
+        async def load() -> list[dict[str, Any]]:
+            return await orch.directory.get(service).tool_schemas()
+
+        return await _answer(load())
+
+    return router
+
+
+def _groups_router() -> APIRouter | None:
+    """The trainer's ``POST /groups/{group_id}/reward`` router, when its module is installed."""
+    try:
+        module = importlib.import_module("orchestrator.groups")
+    except ImportError:
+        return None
+    board = module.GroupBoard()
+    router: APIRouter = module.groups_router(board)
+    return router
+
+
+def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
+    """Add every orchestrator route to ``app`` and run the reaper and MCP within its lifespan."""
+    mcp = EpisodeMcp(orch)
+    app.state.orchestrator = orch
+    app.include_router(episode_router(orch, settings))
+    app.include_router(admin_router(orch, settings))
+    app.router.routes.append(
+        Route("/episodes/{episode_id}/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"])
+    )
+    groups = _groups_router()
+    if groups is not None:
+        app.include_router(groups)
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(asgi: Any) -> AsyncIterator[Any]:
+        reaper = asyncio.create_task(_reap_forever(orch))
+        try:
+            async with inner(asgi) as state:
+                yield state
+        finally:
+            reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reaper
+            await mcp.aclose()
+            await orch.aclose()
+
+    app.router.lifespan_context = lifespan
+    return mcp
+
+
+async def _reap_forever(orch: Orchestrator) -> None:
+    while True:
+        await asyncio.sleep(orch.config.reap_interval_s)
+        try:
+            await orch.reap()
+        except CompoWorldError as exc:  # a dead service must not stop the reaper
+            log.warning("reaper: %s", exc)
+
+
+def attach_orchestrator(
+    app: FastAPI,
+    runtimes: dict[str, ServiceRuntime],
+    settings: Settings,
+    tasks_path: Path | None = None,
+    config: OrchestratorConfig | None = None,
+) -> Orchestrator:
+    """The embedded deployment: the orchestrator calls the in-process runtimes directly."""
+    orch = Orchestrator.embedded(runtimes, settings, tasks_path, **({"config": config} if config else {}))
+    install(app, orch, settings)
+    return orch
+
+
+def create_orchestrator_app(
+    settings: Settings,
+    tasks_path: Path | None = None,
+    *,
+    urls: dict[str, list[str]] | None = None,
+    config: OrchestratorConfig | None = None,
+) -> FastAPI:
+    """The orchestrator alone; services are remote (URL map file, explicit map, or URL template)."""
+    directory = ServiceDirectory.remote(settings, urls)
+    orch = Orchestrator(directory, TaskRegistry.load(tasks_path), config=config)
+    app = FastAPI(title="CompoWorld orchestrator", version="1")
+
+    @app.get("/health")
+    async def health() -> Response:
+        return json_response({"status": "ok", "services": len(directory.names()), "tasks": len(orch.tasks)})
+
+    app.include_router(_services_router(orch))
+    install(app, orch, settings)
+    return app

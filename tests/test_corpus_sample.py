@@ -1,0 +1,28 @@
+"""Building an arbitrary sample of mid-size corpus documents (slow; needs the npm corpus)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from compoworld.corpus import corpus_root, sample_corpus
+from compoworld.errors import LibraryError
+from compoworld.synth.build import build_library
+
+pytestmark = pytest.mark.slow
+
+
+def test_forty_mid_size_documents_build_and_never_answer_5xx(tmp_path: Path) -> None:
+    try:
+        corpus_root()
+    except LibraryError as exc:
+        pytest.skip(str(exc))
+    from bench.corpus_sample import count_5xx
+
+    docs = sample_corpus(40, seed=1)
+    report = build_library([d.path for d in docs], tmp_path, progress=False)
+    assert len(report.services) / len(docs) >= 0.9, report.failures
+    bad = [line for s in report.services for line in asyncio.run(count_5xx(Path(s.folder)))]
+    assert bad == []

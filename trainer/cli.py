@@ -1,0 +1,89 @@
+"""``compoworld export sft|verl``: the trainer's datasets from trajectories and tasks.
+
+``export_app`` is a typer app; ``compoworld/cli.py`` mounts it as ``compoworld export``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from orchestrator.prompts import PromptMode
+from trainer.export_sft import DROP_REASONS, SftExportStats, load_chat_tokenizer, write_sft_jsonl
+from trainer.export_verl import SplitFilter, read_tasks, write_verl_parquet
+
+__all__ = ["export_app"]
+
+export_app = typer.Typer(
+    name="export", help="Export SFT chat records and verl RL datasets.", no_args_is_help=True
+)
+
+
+def _stats_table(stats: SftExportStats) -> Table:
+    table = Table(title="SFT export")
+    table.add_column("outcome")
+    table.add_column("records", justify="right")
+    table.add_column("why")
+    table.add_row("kept", str(stats.kept), "verified, well-formed, distinct")
+    for reason, count in stats.dropped.items():
+        table.add_row(f"dropped: {reason}", str(count), DROP_REASONS.get(reason, ""))
+    table.add_row("read", str(stats.read), "")
+    return table
+
+
+@export_app.command("sft")
+def sft(
+    trajectories: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Trajectories JSONL.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output chat records JSONL.")],
+    library_version: Annotated[
+        str | None,
+        typer.Option(help="Keep only episodes run on this library version (meta.library_version)."),
+    ] = None,
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option(
+            help="Local tokenizer folder: also render each record with its chat template into 'text'."
+        ),
+    ] = None,
+) -> None:
+    """Keep verified trajectories only, as OpenAI-style chat records with tool calls."""
+    console = Console(soft_wrap=True)
+    try:
+        tok = load_chat_tokenizer(tokenizer) if tokenizer is not None else None
+    except (RuntimeError, ValueError, OSError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from exc
+    stats = write_sft_jsonl(trajectories, out, library_version=library_version, tokenizer=tok)
+    console.print(_stats_table(stats))
+    console.print(f"wrote {stats.kept} records to {out}")
+
+
+@export_app.command("verl")
+def verl(
+    tasks: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Tasks JSONL.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output parquet file.")],
+    mode: Annotated[
+        str, typer.Option(help="How tools are exposed in the prompt: direct | gateway | mcp.")
+    ] = "direct",
+    split: Annotated[str, typer.Option(help="Which tasks to export: all | train | test.")] = "all",
+) -> None:
+    """Write verl RL dataset rows (agent_name compo_agent) for the tasks."""
+    console = Console(soft_wrap=True)
+    if mode not in ("direct", "gateway", "mcp"):
+        console.print(f"[red]error:[/red] --mode must be direct, gateway or mcp, not {mode!r}")
+        raise typer.Exit(code=2)
+    if split not in ("all", "train", "test"):
+        console.print(f"[red]error:[/red] --split must be all, train or test, not {split!r}")
+        raise typer.Exit(code=2)
+    prompt_mode: PromptMode = mode  # type: ignore[assignment]
+    split_filter: SplitFilter = split  # type: ignore[assignment]
+    try:
+        n = write_verl_parquet(read_tasks(tasks), out, mode=prompt_mode, split=split_filter)
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=1) from exc
+    console.print(f"wrote {n} verl rows to {out}")
