@@ -268,3 +268,12 @@ def test_cli_builds_reports_and_checks(spec_file: Path, tmp_path: Path) -> None:
     (out / "library" / "app.py").write_text("# edited\n")
     dirty = runner.invoke(app, ["build", "--check", str(out)])
     assert dirty.exit_code == 1 and "app.py" in dirty.output
+
+
+def test_two_documents_with_one_service_name_do_not_overwrite_each_other(tmp_path: Path) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "specs"
+    report = build_library(
+        [fixtures / "petstore.json", fixtures / "petstore_swagger.yaml"], tmp_path, progress=False, verify=False
+    )
+    assert [s.name for s in report.services] == ["petstore"]
+    assert len(report.failures) == 1 and "already used" in report.failures[0].error

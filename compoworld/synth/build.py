@@ -170,11 +170,29 @@ def _implemented(synthesis: Synthesis, tool: str) -> bool:
 
 
 def build_service(
-    spec_path: Path, out_dir: Path, name: str | None = None, *, verify: bool = True
+    spec_path: Path,
+    out_dir: Path,
+    name: str | None = None,
+    *,
+    verify: bool = True,
+    taken: dict[str, str] | None = None,
 ) -> ServiceBuildResult:
-    """Build one service folder ``out_dir/<name>``; raises SpecError for a bad spec."""
+    """Build one service folder ``out_dir/<name>``; raises SpecError for a bad spec.
+
+    ``taken`` maps service names already built in this batch to their spec paths: a second
+    document with the same name is refused rather than silently overwriting the first.
+    """
     spec_path = Path(spec_path)
     first = load_spec(spec_path, name=name)
+    if taken is not None:
+        if first.name in taken:
+            raise SpecError(
+                str(spec_path),
+                "",
+                f"service name '{first.name}' is already used by {taken[first.name]} in this build; "
+                "pass a distinct --name",
+            )
+        taken[first.name] = str(spec_path)
     folder = Path(out_dir) / first.name
     folder.mkdir(parents=True, exist_ok=True)
     for own in _OWN_FILES:
@@ -222,12 +240,15 @@ def build_library(
 
     specs = sorted({Path(p) for p in paths}, key=str)
     report = BuildReport()
+    taken: dict[str, str] = {}
     with Progress(disable=not progress, transient=False) as bar:
         task = bar.add_task("building services", total=len(specs))
         for path in specs:
             bar.update(task, description=f"building {path.name}")
             try:
-                result = build_service(path, out_dir, (names or {}).get(str(path)), verify=verify)
+                result = build_service(
+                    path, out_dir, (names or {}).get(str(path)), verify=verify, taken=taken
+                )
                 report.services.append(result)
             except SpecError as exc:
                 report.failures.append(SpecFailure(spec_path=str(path), error=str(exc)))

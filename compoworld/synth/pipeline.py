@@ -12,6 +12,7 @@ from typing import Any
 from compoworld.manifest import ServiceManifest, ToolDef
 from compoworld.specs.model import ServiceSpec
 from compoworld.synth.classify import classify_tools
+from compoworld.synth.domain import infer_domain
 from compoworld.synth.entities import infer_entities
 from compoworld.synth.seed import derive_seed, row_count, seed_rows
 
@@ -69,7 +70,7 @@ def synthesize(
         description=spec.description,
         version=spec.version,
         source_kind=spec.source_kind,
-        domain=spec.categories[0] if spec.categories else "general",
+        domain=infer_domain(service, spec.title, spec.categories),
         categories=list(spec.categories),
         entities=entities,
         tools=tools,
