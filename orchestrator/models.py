@@ -128,6 +128,9 @@ class Verdict(BaseModel):
     label: CriterionLabel = Field(default="no_op_fail", description="Criterion label.")
     passed: bool = Field(description="Whether the criterion held.")
     detail: str = Field(default="", description="Why, in words.")
+    importance: float = Field(
+        default=1.0, description="The criterion's static importance s_c (for the reward)."
+    )
 
 
 class TrajectoryMeta(BaseModel):
@@ -137,7 +140,7 @@ class TrajectoryMeta(BaseModel):
 
     task_id: str = Field(description="Task id.")
     rollout_idx: int = Field(default=0, description="Index of the rollout within its group.")
-    rubric_score: float = Field(default=0.0, description="Fraction of criteria passed (static weights).")
+    rubric_score: float = Field(default=0.0, description="Importance-weighted fraction of criteria passed.")
     score: float = Field(default=0.0, description="1.0 if every criterion passed, else 0.0.")
     n_tool_calls: int = Field(default=0, description="All tool calls, meta-tools included.")
     n_real_tool_calls: int = Field(default=0, description="Calls that reached a service tool.")

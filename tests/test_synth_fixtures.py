@@ -22,7 +22,8 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not SPECS:
         pytest.skip("no ingestion fixtures under tests/fixtures/specs")
     out = tmp_path_factory.mktemp("fixture_library")
-    report = build_library(SPECS, out, progress=False, verify=False)
+    names = {str(p): p.stem.lower().replace("-", "_") for p in SPECS}  # two fixtures describe "petstore"
+    report = build_library(SPECS, out, progress=False, verify=False, names=names)
     assert not report.failures, report.failures
     return out
 

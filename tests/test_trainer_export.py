@@ -260,7 +260,7 @@ def test_verl_export_writes_rows_in_verl_format(tmp_path: Path) -> None:
     row = rows[0]
     task = _tasks()[0]
     assert row["data_source"] == "compoworld" and row["agent_name"] == "compo_agent"
-    assert row["prompt"] == build_prompt(task, "direct")
+    assert row["prompt"] == build_prompt(task, "gateway")  # the default: fits any context
     assert "Today's date is 2026-03-04" in row["prompt"][0]["content"]
     assert '"success": false' in row["prompt"][0]["content"]
     assert row["prompt"][1] == {"role": "user", "content": task.instruction}

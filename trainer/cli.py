@@ -67,8 +67,11 @@ def verl(
     tasks: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Tasks JSONL.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output parquet file.")],
     mode: Annotated[
-        str, typer.Option(help="How tools are exposed in the prompt: direct | gateway | mcp.")
-    ] = "direct",
+        str,
+        typer.Option(
+            help="How tools are exposed: gateway (4 meta-tools; fits any context) | direct (every schema) | mcp."
+        ),
+    ] = "gateway",
     split: Annotated[str, typer.Option(help="Which tasks to export: all | train | test.")] = "all",
 ) -> None:
     """Write verl RL dataset rows (agent_name compo_agent) for the tasks."""

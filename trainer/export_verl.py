@@ -73,7 +73,7 @@ def read_tasks(path: Path) -> Iterator[Task]:
                 raise ValueError(f"{path}:{lineno}: not a valid Task: {exc}") from exc
 
 
-def task_row(task: Task, index: int, mode: PromptMode = "direct") -> dict[str, Any]:
+def task_row(task: Task, index: int, mode: PromptMode = "gateway") -> dict[str, Any]:
     """One verl dataset row for ``task``."""
     return {
         "data_source": DATA_SOURCE,
@@ -99,7 +99,7 @@ def task_row(task: Task, index: int, mode: PromptMode = "direct") -> dict[str, A
 
 
 def write_verl_parquet(
-    tasks: Iterable[Task], out: Path, *, mode: PromptMode = "direct", split: SplitFilter = "all"
+    tasks: Iterable[Task], out: Path, *, mode: PromptMode = "gateway", split: SplitFilter = "all"
 ) -> int:
     """Write the rows of ``tasks`` (filtered by split) to ``out``; return the number of rows.
 

@@ -22,7 +22,9 @@ async def _one(spec: CriterionSpec, reader: StateReader, answer: str, registry: 
         passed, detail = await criterion.check(reader, spec.service, answer)
     except (CriterionError, LookupError) as exc:
         passed, detail = False, f"cannot be checked: {exc}"
-    return Verdict(id=spec.id, kind=spec.kind, label=spec.label, passed=passed, detail=detail)
+    return Verdict(
+        id=spec.id, kind=spec.kind, label=spec.label, passed=passed, detail=detail, importance=spec.importance
+    )
 
 
 async def evaluate(
