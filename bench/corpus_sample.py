@@ -18,9 +18,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compoworld.corpus import sample_corpus  # noqa: E402
-from compoworld.runtime import ServiceRuntime, create_service_app  # noqa: E402
-from compoworld.synth.build import build_library  # noqa: E402
+from compoworld.corpus import sample_corpus
+from compoworld.runtime import ServiceRuntime, create_service_app
+from compoworld.synth.build import build_library
 
 
 async def count_5xx(folder: Path) -> list[str]:
@@ -43,7 +43,9 @@ async def count_5xx(folder: Path) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)

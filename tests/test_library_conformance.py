@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import httpx
 import pytest
@@ -55,12 +54,16 @@ def test_no_request_gets_a_5xx(service: str) -> None:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc") as client:
             for tool in runtime.manifest.tools:
                 for body in (b"{}", b'{"x": [1, {"y": null}]}', b"[]", b"\x00\xff"):
-                    resp = await client.post(f"/tools/{tool.name}", content=body, headers={"X-Episode-Id": "p"})
+                    resp = await client.post(
+                        f"/tools/{tool.name}", content=body, headers={"X-Episode-Id": "p"}
+                    )
                     if resp.status_code >= 500:
                         bad.append(f"/tools/{tool.name} {body!r} -> {resp.status_code}")
                 if tool.path:
                     path = tool.path.replace("{", "").replace("}", "")
-                    resp = await client.request(tool.method, path, content=b"{}", headers={"X-Episode-Id": "p"})
+                    resp = await client.request(
+                        tool.method, path, content=b"{}", headers={"X-Episode-Id": "p"}
+                    )
                     if resp.status_code >= 500:
                         bad.append(f"{tool.method} {path} -> {resp.status_code}")
         return bad

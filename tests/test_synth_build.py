@@ -273,7 +273,10 @@ def test_cli_builds_reports_and_checks(spec_file: Path, tmp_path: Path) -> None:
 def test_two_documents_with_one_service_name_do_not_overwrite_each_other(tmp_path: Path) -> None:
     fixtures = Path(__file__).parent / "fixtures" / "specs"
     report = build_library(
-        [fixtures / "petstore.json", fixtures / "petstore_swagger.yaml"], tmp_path, progress=False, verify=False
+        [fixtures / "petstore.json", fixtures / "petstore_swagger.yaml"],
+        tmp_path,
+        progress=False,
+        verify=False,
     )
     assert [s.name for s in report.services] == ["petstore"]
     assert len(report.failures) == 1 and "already used" in report.failures[0].error
