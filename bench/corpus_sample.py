@@ -14,32 +14,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compoworld.corpus import sample_corpus
-from compoworld.runtime import ServiceRuntime, create_service_app
+from compoworld.runtime import ServiceRuntime
 from compoworld.synth.build import build_library
-
-
-async def count_5xx(folder: Path) -> list[str]:
-    """Call every tool (valid-looking and garbage bodies) and every REST route; list 5xx answers."""
-    runtime = ServiceRuntime.from_folder(folder)
-    app = create_service_app(runtime)
-    bad: list[str] = []
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc") as client:
-        for tool in runtime.manifest.tools:
-            for body in (b"{}", b'{"a": 1}', b"[]", b"\xff"):
-                resp = await client.post(f"/tools/{tool.name}", content=body, headers={"X-Episode-Id": "p"})
-                if resp.status_code >= 500:
-                    bad.append(f"{folder.name}: /tools/{tool.name} -> {resp.status_code}")
-            if tool.path:
-                path = tool.path.replace("{", "").replace("}", "")
-                resp = await client.request(tool.method, path, content=b"{}", headers={"X-Episode-Id": "p"})
-                if resp.status_code >= 500:
-                    bad.append(f"{folder.name}: {tool.method} {path} -> {resp.status_code}")
-    return bad
+from compoworld.synth.verify import probe_server_errors
 
 
 def main() -> int:
@@ -57,7 +37,7 @@ def main() -> int:
     verified = sum(1 for s in report.services if s.verified)
     bad: list[str] = []
     for service in report.services:
-        bad += asyncio.run(count_5xx(Path(service.folder)))
+        bad += asyncio.run(probe_server_errors(ServiceRuntime.from_folder(Path(service.folder))))
     print(f"documents: {len(docs)} sampled (10-60 operations, seed {ns.seed}) -> {out}")
     print(f"built: {built}/{len(docs)} ({built / len(docs):.0%}); verified clean: {verified}/{built}")
     print(f"tools: {report.tools}, implemented: {report.implemented} ({report.implemented_share:.0%})")

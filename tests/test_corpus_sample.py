@@ -9,7 +9,9 @@ import pytest
 
 from compoworld.corpus import corpus_root, sample_corpus
 from compoworld.errors import LibraryError
+from compoworld.runtime import ServiceRuntime
 from compoworld.synth.build import build_library
+from compoworld.synth.verify import probe_server_errors
 
 pytestmark = pytest.mark.slow
 
@@ -19,10 +21,12 @@ def test_forty_mid_size_documents_build_and_never_answer_5xx(tmp_path: Path) -> 
         corpus_root()
     except LibraryError as exc:
         pytest.skip(str(exc))
-    from bench.corpus_sample import count_5xx
-
     docs = sample_corpus(40, seed=1)
     report = build_library([d.path for d in docs], tmp_path, progress=False)
     assert len(report.services) / len(docs) >= 0.9, report.failures
-    bad = [line for s in report.services for line in asyncio.run(count_5xx(Path(s.folder)))]
+    bad = [
+        b
+        for s in report.services
+        for b in asyncio.run(probe_server_errors(ServiceRuntime.from_folder(Path(s.folder))))
+    ]
     assert bad == []

@@ -24,7 +24,7 @@ from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.runtime.world import generate_value
 from compoworld.settings import Settings
 
-__all__ = ["ToolCheck", "VerifyReport", "verify_runtime", "verify_service"]
+__all__ = ["ToolCheck", "VerifyReport", "probe_server_errors", "verify_runtime", "verify_service"]
 
 _TOKEN = "verify-token"
 
@@ -284,3 +284,26 @@ def verify_service(folder: Path) -> VerifyReport:
     first = ServiceRuntime.from_folder(folder)
     second = ServiceRuntime.from_folder(folder)
     return asyncio.run(verify_runtime(first, second))
+
+
+async def probe_server_errors(runtime: ServiceRuntime) -> list[str]:
+    """Call every tool with garbage and empty bodies and every REST route once; list any 5xx answer.
+
+    Nothing a client sends may make a service answer 500: this is the cheap, broad probe behind
+    that promise (the conformance checks above cover valid calls).
+    """
+    app = create_service_app(runtime, Settings(admin_token=_TOKEN))
+    bad: list[str] = []
+    headers = {"X-Episode-Id": "probe"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://probe") as client:
+        for tool in runtime.manifest.tools:
+            for body in (b"{}", b'{"x": [1, {"y": null}]}', b"[]", b"\x00\xff"):
+                resp = await client.post(f"/tools/{tool.name}", content=body, headers=headers)
+                if resp.status_code >= 500:
+                    bad.append(f"{runtime.name}: POST /tools/{tool.name} {body!r} -> {resp.status_code}")
+            if tool.path:
+                path = tool.path.replace("{", "").replace("}", "")
+                resp = await client.request(tool.method, path, content=b"{}", headers=headers)
+                if resp.status_code >= 500:
+                    bad.append(f"{runtime.name}: {tool.method} {path} -> {resp.status_code}")
+    return bad
