@@ -221,8 +221,9 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
     async def tools() -> Response:
         return json_response(runtime.tool_schemas())
 
-    @app.post("/tools/{name}")
-    async def call(name: str, request: Request) -> Response:
+    async def call(request: Request) -> Response:
+        """The uniform tool route: a plain Starlette endpoint (no per-call dependency solving)."""
+        name = request.path_params["name"]
         if name not in runtime.tools:
             return json_response(fail("unknown_tool", f"service '{runtime.name}' has no tool '{name}'"), 404)
         episode = _episode_of(request)
@@ -233,6 +234,7 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
             return json_response(args)
         return json_response(await runtime.call_tool(episode, name, args))
 
+    app.add_route("/tools/{name}", call, methods=["POST"])
     app.include_router(_admin_router(runtime, settings))
     seen: set[tuple[str, str]] = set()
     for tool in m.tools:
