@@ -66,7 +66,12 @@ def run(
     agent: Annotated[
         str, typer.Option("--agent", "-a", help=f"One of: {', '.join(agent_names())}.")
     ] = "oracle",
-    mode: Annotated[Mode, typer.Option(help="How tools are exposed: direct | gateway | mcp.")] = "direct",
+    mode: Annotated[
+        Mode,
+        typer.Option(
+            help="How tools are exposed: gateway (the 4 meta-tools, as in the published data) | direct | mcp."
+        ),
+    ] = "gateway",
     rollouts: Annotated[int, typer.Option(min=1, help="Rollouts per task.")] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 8,
     seed: Annotated[int, typer.Option(help="Base seed (episode seeds derive from it).")] = 0,

@@ -80,7 +80,7 @@ def run_demo(
     tasks_file: Path | None = None,
     n_tasks: int = 8,
     seed: int = 0,
-    mode: Literal["direct", "gateway", "mcp"] = "direct",
+    mode: Literal["direct", "gateway", "mcp"] = "gateway",
     rollouts: int = 1,
 ) -> list[tuple[str, str, str]]:
     """Everything the demo does; returns the summary rows (step, result, where)."""
@@ -138,7 +138,7 @@ def demo(
     ] = None,
     n_tasks: Annotated[int, typer.Option("--n-tasks", min=1, help="Tasks to generate.")] = 8,
     seed: Annotated[int, typer.Option(help="Generation and rollout seed.")] = 0,
-    mode: Annotated[Literal["direct", "gateway", "mcp"], typer.Option(help="Tool exposure.")] = "direct",
+    mode: Annotated[Literal["direct", "gateway", "mcp"], typer.Option(help="Tool exposure.")] = "gateway",
 ) -> None:
     """The main job end to end, offline: tasks → oracle and noop episodes → grades → report → exports."""
     try:
