@@ -77,9 +77,11 @@ def serve(
     port: int = 9001,
 ) -> None:
     """Serve one service at / (a container's entrypoint), or several, each under /services/<name>."""
+    from compoworld.llm import llm_from_settings
     from compoworld.runtime import ServiceRuntime, create_library_app, create_service_app
 
     settings = Settings()
+    llm = llm_from_settings(settings)
     root = library or settings.library
     runtimes = {}
     for name in names:
@@ -87,7 +89,7 @@ def serve(
         if not (folder / "manifest.json").exists():
             console.print(f"[red]no service '{name}' in {root}[/red]")
             raise typer.Exit(2)
-        runtimes[name] = ServiceRuntime.from_folder(folder, settings)
+        runtimes[name] = ServiceRuntime.from_folder(folder, settings, llm)
     asgi = (
         create_service_app(runtimes[names[0]], settings)
         if len(names) == 1

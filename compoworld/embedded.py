@@ -8,6 +8,7 @@ from typing import Any
 from rich.progress import Progress
 
 from compoworld.errors import LibraryError
+from compoworld.llm import llm_from_settings
 from compoworld.runtime import ServiceRuntime, create_library_app
 from compoworld.settings import Settings
 
@@ -19,11 +20,12 @@ def load_library_with_progress(path: Path, settings: Settings) -> dict[str, Serv
     if not path.is_dir():
         raise LibraryError(f"library folder {path} does not exist")
     folders = sorted(p.parent for p in path.glob("*/manifest.json"))
+    llm = llm_from_settings(settings)
     runtimes: dict[str, ServiceRuntime] = {}
     with Progress(transient=True) as progress:
         task = progress.add_task("loading services", total=len(folders))
         for folder in folders:
-            runtime = ServiceRuntime.from_folder(folder, settings)
+            runtime = ServiceRuntime.from_folder(folder, settings, llm)
             runtimes[runtime.name] = runtime
             progress.advance(task)
     return runtimes

@@ -11,11 +11,14 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compoworld.errors import LLMError
 
-__all__ = ["ChatResult", "LLMClient", "TokenUsage"]
+if TYPE_CHECKING:
+    from compoworld.settings import Settings
+
+__all__ = ["ChatResult", "LLMClient", "TokenUsage", "llm_from_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -129,3 +132,16 @@ class LLMClient:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise LLMError(f"model reply is not JSON: {text[:120]!r}") from exc
+
+
+def llm_from_settings(settings: Settings) -> LLMClient | None:
+    """The configured endpoint's client, or None when no base URL is set (the offline default)."""
+    if not settings.llm_base_url:
+        return None
+    return LLMClient(
+        settings.llm_base_url,
+        settings.llm_model,
+        settings.llm_api_key,
+        timeout_s=settings.llm_timeout_s,
+        retries=settings.llm_retries,
+    )

@@ -11,14 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
 from compoworld.settings import Settings
 from orchestrator.agents import create_agent
 from orchestrator.episodes import Orchestrator
 from orchestrator.runner import RunConfig, run_episode, run_tasks
 from tests.orchestrator_fixture import runtimes, serving, task_create
+from tests.scripted_llm import chat_server
 
 CREATE_ARGS = json.dumps({"name": "Ann Lee", "email": "ann@example.com", "company_id": 2})
 SCRIPT: list[dict[str, Any]] = [
@@ -32,14 +32,10 @@ SCRIPT: list[dict[str, Any]] = [
 
 def scripted_model(script: list[dict[str, Any]], seen: list[dict[str, Any]], fail: bool = False) -> FastAPI:
     """A stand-in for an OpenAI-compatible model server: replays ``script`` turn by turn."""
-    app = FastAPI()
 
-    @app.post("/v1/chat/completions")
-    async def complete(request: Request) -> JSONResponse:
-        body = await request.json()
-        seen.append(body)
+    def reply(body: dict[str, Any]) -> dict[str, Any] | int:
         if fail:
-            return JSONResponse({"error": {"message": "model overloaded"}}, status_code=503)
+            return 503
         turn = script[min(sum(m["role"] == "assistant" for m in body["messages"]), len(script) - 1)]
         calls = [
             {
@@ -49,24 +45,12 @@ def scripted_model(script: list[dict[str, Any]], seen: list[dict[str, Any]], fai
             }
             for i, (n, a) in enumerate(turn["tool_calls"])
         ]
-        message: dict[str, Any] = {"role": "assistant", "content": turn["content"] or None}
+        message: dict[str, Any] = {"content": turn["content"] or None, "reasoning_content": "thinking..."}
         if calls:
             message["tool_calls"] = calls
-        message["reasoning_content"] = "thinking..."
-        return JSONResponse(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
-                ],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-            }
-        )
+        return message
 
-    return app
+    return chat_server(reply, seen)
 
 
 async def test_the_openai_agent_solves_a_task_through_a_scripted_endpoint(tmp_path: Path) -> None:
@@ -87,7 +71,7 @@ async def test_the_openai_agent_solves_a_task_through_a_scripted_endpoint(tmp_pa
     row = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])
     assert row["source"] == "compoworld/openai/qwen3"
     meta = row["meta"]
-    assert meta["prompt_tokens"] == 200 and meta["completion_tokens"] == 40 and meta["llm_requests"] == 2
+    assert meta["prompt_tokens"] == 20 and meta["completion_tokens"] == 20 and meta["llm_requests"] == 2
     assert meta["n_tool_calls"] == 2 and meta["finish_reason"] == "answered"
     assistant = row["messages"][2]
     assert assistant["reasoning_content"] == "thinking..."

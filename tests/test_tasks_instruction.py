@@ -7,10 +7,10 @@ reply matters to the check, and CI has no model endpoint.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
 from compoworld.errors import LLMError
 from compoworld.llm import ChatResult, LLMClient
@@ -23,6 +23,7 @@ from orchestrator.tasks.paths import resolve_source
 from orchestrator.tasks.replay import replay
 from orchestrator.tasks.verify import task_steps
 from tests.orchestrator_fixture import serving
+from tests.scripted_llm import chat_server
 from tests.tasks_library import write_library
 
 
@@ -150,26 +151,13 @@ def test_template_names_services_by_title_and_asks_for_answers_last(tasks: list[
 def paraphrasing_model(prefix: str, seen: list[str]) -> FastAPI:
     """A scripted OpenAI-compatible model server (stands in for vLLM/SGLang; CI has no model):
     it "paraphrases" by prefixing the request, so every stated value survives."""
-    app = FastAPI()
 
-    @app.post("/v1/chat/completions")
-    async def complete(request: Request) -> JSONResponse:
-        body = await request.json()
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
         text = body["messages"][-1]["content"]
         seen.append(text)
-        message = {"role": "assistant", "content": prefix + text}
-        return JSONResponse(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-            }
-        )
+        return {"content": prefix + text}
 
-    return app
+    return chat_server(reply)
 
 
 async def test_paraphrases_come_through_the_llm_client_from_a_model_endpoint(
