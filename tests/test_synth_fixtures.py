@@ -49,3 +49,16 @@ def test_each_source_format_binds_crud_tools(library: Path) -> None:
             if tool.backend == "simulated":
                 assert tool.simulated_reason
     assert all(count > 0 for count in kinds.values()), kinds
+
+
+def test_every_input_kind_passes_conformance(library: Path) -> None:
+    """The conformance checker on the project's own fixtures: OpenAPI 3.0/3.1, Swagger 2.0, MCP, functions."""
+    from compoworld.synth.verify import verify_service
+
+    kinds: set[str] = set()
+    for folder in sorted(p.parent for p in library.glob("*/manifest.json")):
+        report = verify_service(folder)
+        assert report.deterministic, folder.name
+        assert report.passed, (folder.name, report.failed_tools)
+        kinds.add(load_manifest(folder).source_kind)
+    assert kinds == {"openapi3", "swagger2", "mcp", "functions"}
