@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,7 +82,7 @@ def unknown_tool(name: str) -> Resolution:
     )
 
 
-class Exposure:
+class Exposure(ABC):
     """The agent-facing tool surface of one episode."""
 
     mode: str = "direct"
@@ -90,8 +91,9 @@ class Exposure:
         self.services = services
         self.tools = tools
 
+    @abstractmethod
     def resolve(self, name: str, args: dict[str, Any]) -> Resolution:
-        raise NotImplementedError
+        """Map an agent-facing call onto a service tool (or a meta-tool answer)."""
 
 
 class DirectExposure(Exposure):

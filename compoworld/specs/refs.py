@@ -43,9 +43,9 @@ __all__ = [
     "NODE_BUDGET",
     "Resolver",
     "merge_all_of",
-    "recursive_placeholder",
+    "recursion_cut",
     "ref_name",
-    "truncated_placeholder",
+    "truncation_marker",
 ]
 
 EXACT_CYCLE_LIMIT = 6
@@ -77,7 +77,7 @@ _COMPOUND_KEYS = frozenset({"properties", "items", "allOf", "anyOf", "oneOf", "a
 _NAMED_PREFIXES = ("#/components/schemas/", "#/definitions/", "#/$defs/")
 
 
-def recursive_placeholder() -> dict[str, Any]:
+def recursion_cut() -> dict[str, Any]:
     """What a recursive reference is replaced by (a fresh dict each time)."""
     return {"type": "object", "x-recursive": True}
 
@@ -86,7 +86,7 @@ def _is_compound(schema: dict[str, Any]) -> bool:
     return any(k in schema for k in _COMPOUND_KEYS) or schema.get("type") in ("object", "array")
 
 
-def truncated_placeholder(ref: str, target: dict[str, Any]) -> dict[str, Any]:
+def truncation_marker(ref: str, target: dict[str, Any]) -> dict[str, Any]:
     """What a reference nested deeper than the depth limit is replaced by."""
     t = target.get("type")
     out: dict[str, Any] = {"type": t if isinstance(t, str) else "object", "x-truncated": True}
@@ -240,7 +240,7 @@ class Resolver:
         idx = self._stack.get(ref)
         if idx is not None:
             self._low = min(self._low, idx)
-            return recursive_placeholder()
+            return recursion_cut()
         if not ref.startswith("#"):
             self.warnings.append(
                 f"#{join_pointer((*self.prefix, *at))}: external $ref '{ref}' left unresolved"
@@ -255,11 +255,11 @@ class Resolver:
         if depth >= self.max_depth:
             final = self._final(target)
             if isinstance(final, dict) and _is_compound(final):
-                return truncated_placeholder(ref, final)
+                return truncation_marker(ref, final)
         comp = self._component(ref)
         if self._comp_size[comp] > EXACT_CYCLE_LIMIT and comp in self._comp_on_stack:
             self._low = min(self._low, self._comp_on_stack[comp])
-            return recursive_placeholder()
+            return recursion_cut()
         self._stack[ref] = depth
         owns_comp = comp not in self._comp_on_stack
         if owns_comp:
