@@ -15,6 +15,7 @@ COPY pyproject.toml README.md ./
 COPY compoworld ./compoworld
 COPY orchestrator ./orchestrator
 COPY trainer ./trainer
+COPY service_templates ./service_templates
 # The runtime install only: no dev extras (validators, linters, test tools).
 RUN /opt/venv/bin/pip install --no-cache-dir .
 
