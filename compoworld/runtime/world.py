@@ -15,8 +15,10 @@ import hashlib
 import json
 import logging
 import random
+import re
 from typing import Any
 
+import rstr
 from jsonschema import Draft202012Validator
 
 from compoworld.errors import LLMError
@@ -24,7 +26,7 @@ from compoworld.llm import LLMClient
 from compoworld.manifest import ToolDef
 from compoworld.runtime.state import Episode
 
-__all__ = ["WorldModel", "generate_value"]
+__all__ = ["WorldModel", "fit_string", "generate_value"]
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +141,15 @@ def _validator(schema: dict[str, Any]) -> Draft202012Validator | None:
         return None
 
 
-def _fit_string(value: str, schema: dict[str, Any]) -> str:
+def fit_string(value: str, schema: dict[str, Any], rng: random.Random) -> str:
+    """Bend a plausible string to the schema: a ``pattern`` it misses is honoured, then the length bounds."""
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            if re.search(pattern, value) is None:
+                value = rstr.Rstr(rng).xeger(pattern)
+        except (re.error, ValueError, TypeError, IndexError):  # an ECMA-only pattern: keep the plain value
+            pass
     low, high = schema.get("minLength"), schema.get("maxLength")
     if isinstance(high, int) and len(value) > high:
         value = value[: max(high, 0)]
@@ -184,7 +194,7 @@ def generate_value(
     if kind == "array":
         if depth > 6:
             return []
-        count = max(int(schema.get("minItems") or 0), 2)
+        count = max(int(schema.get("minItems") or 0), 1 if schema.get("uniqueItems") else 2)
         if isinstance(schema.get("maxItems"), int):
             count = min(count, schema["maxItems"])
         return [generate_value(schema.get("items") or {}, rng, name, today, depth + 1) for _ in range(count)]
@@ -202,7 +212,7 @@ def generate_value(
         return rng.random() < 0.5
     if kind == "null":
         return None
-    return _fit_string(_string_for(name, schema, rng, today), schema)
+    return fit_string(_string_for(name, schema, rng, today), schema, rng)
 
 
 def _overlay(target: Any, source: dict[str, Any]) -> Any:

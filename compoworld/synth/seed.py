@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef
+from compoworld.runtime.world import fit_string
 from compoworld.synth import words as W
 from compoworld.synth.naming import split_words
 from compoworld.synth.tagging import json_type, tag_column
@@ -200,13 +201,7 @@ def _text(name: str, schema: dict[str, Any], semantic: str | None, ctx: _Row) ->
         value = _semantic_text(semantic, name, ctx)
     if value is None:
         value = _name_text(name, ctx)
-    max_len = schema.get("maxLength")
-    if isinstance(max_len, int) and max_len > 0:
-        value = value[:max_len]
-    min_len = schema.get("minLength")
-    if isinstance(min_len, int) and len(value) < min_len:
-        value = value + "x" * (min_len - len(value))
-    return value
+    return fit_string(value, schema, ctx.rng)
 
 
 def _bounded(schema: dict[str, Any], low: float, high: float) -> tuple[float, float]:
