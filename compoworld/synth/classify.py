@@ -45,7 +45,7 @@ _MAX_DESCRIPTION = 1000
 
 
 def fastapi_path(tool: ToolSpec) -> str | None:
-    """The REST path with placeholders renamed to the sanitised argument names."""
+    """The REST path with its {variables} renamed to the sanitised argument names."""
     if not tool.path:
         return None
 

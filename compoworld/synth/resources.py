@@ -75,7 +75,7 @@ def entity_name_for(literal: str) -> str:
 
 
 def path_param(tool: ToolSpec, raw: str) -> FieldSpec | None:
-    """The tool parameter a ``{raw}`` path placeholder stands for."""
+    """The tool parameter a ``{raw}`` path variable stands for."""
     for p in tool.params:
         if p.location == "path" and (p.original_name or p.name) == raw:
             return p
