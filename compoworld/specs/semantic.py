@@ -265,9 +265,11 @@ def _name_tag(
         return S.FIRST_NAME
     if text and re.search(r"(^|_)(last_?name|surname|family_?name)$", joined):
         return S.LAST_NAME
+    if text and re.search(r"(^|_)middle_?name$", joined):
+        return None  # a second given name: neither a whole person's name nor the first name
     if text and last == "name":
         owner = words[-2] if len(words) > 1 else (entity or "").split("_")[-1]
-        if owner in _PERSON or joined in ("full_name", "fullname", "person_name", "middle_name"):
+        if owner in _PERSON or joined in ("full_name", "fullname", "person_name"):
             return S.PERSON_NAME
         if owner in _COMPANY or joined in ("legal_name", "account_name"):
             return S.COMPANY_NAME

@@ -169,6 +169,8 @@ def _name_text(name: str, ctx: _Row) -> str:
         return rng.choice(("Jr.", "Sr.", "PhD", "MBA"))
     if "middle" in words:
         return rng.choice(W.FIRST_NAMES)
+    if last in {"by", "author", "owner", "assignee", "reporter"}:
+        return f"{rng.choice(W.FIRST_NAMES)} {rng.choice(W.LAST_NAMES)}"
     if last == "department":
         return rng.choice(_DEPARTMENTS)
     if last == "etag" or last == "hash" or last == "checksum":
