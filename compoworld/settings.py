@@ -51,4 +51,9 @@ class Settings(BaseSettings):
         default=None, description="e.g. http://{service}.{namespace}.svc:8000 (orchestrator discovery)."
     )
     namespace: str = Field(default="default", description="Kubernetes namespace used by the URL template.")
+    resolve_replicas: bool = Field(
+        default=False,
+        description="Resolve each service host to all its addresses (a headless Service's pods) and pin "
+        "every episode to one of them.",
+    )
     service_timeout_s: float = Field(default=10.0, description="Per tool call timeout to a remote service.")

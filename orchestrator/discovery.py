@@ -15,7 +15,9 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+import socket
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,11 +32,13 @@ __all__ = [
     "EpisodeReader",
     "HttpService",
     "LocalService",
+    "ReplicaSet",
     "ServiceClient",
     "ServiceDirectory",
     "StateLookupError",
     "load_url_map",
     "pick_replica",
+    "resolve_host",
 ]
 
 log = logging.getLogger(__name__)
@@ -119,16 +123,69 @@ def pick_replica(episode_id: str, urls: list[str]) -> str:
     return max(urls, key=lambda u: hashlib.sha256(f"{episode_id}|{u}".encode()).digest())
 
 
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+async def resolve_host(host: str, port: int) -> list[str]:
+    """Every address a host name resolves to (a headless Kubernetes Service: one per ready pod)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return sorted({str(info[4][0]) for info in infos})
+
+
+class ReplicaSet:
+    """The replicas behind a service's base URLs.
+
+    Without a resolver they are the URLs as given. With one, each URL's host is resolved and
+    every address becomes a replica URL (same scheme, port and path), re-resolved after
+    ``ttl_s``; a failed lookup keeps the last answer (or the URLs as given), so a DNS hiccup
+    never stops new episodes.
+    """
+
+    def __init__(self, urls: list[str], resolver: Resolver | None = None, ttl_s: float = 5.0) -> None:
+        self.urls = urls
+        self.resolver = resolver
+        self.ttl_s = ttl_s
+        self._cached: list[str] = []
+        self._at = -1e9
+
+    async def candidates(self) -> list[str]:
+        if self.resolver is None:
+            return self.urls
+        now = time.monotonic()
+        if self._cached and now - self._at < self.ttl_s:
+            return self._cached
+        found: list[str] = []
+        try:
+            for url in self.urls:
+                parsed = httpx.URL(url)
+                port = parsed.port or (443 if parsed.scheme == "https" else 80)
+                for address in await self.resolver(parsed.host, port):
+                    found.append(str(parsed.copy_with(host=address)).rstrip("/"))
+        except OSError as exc:
+            log.warning("could not resolve replicas of %s: %s", self.urls, exc)
+        if found:
+            self._cached, self._at = sorted(set(found)), now
+        return self._cached or self.urls
+
+
 class HttpService:
     """A service behind one or more base URLs (replicas), reached with the shared pooled client."""
 
     local = False
 
-    def __init__(self, name: str, urls: list[str], http: httpx.AsyncClient, admin_token: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        urls: list[str],
+        http: httpx.AsyncClient,
+        admin_token: str,
+        resolver: Resolver | None = None,
+    ) -> None:
         if not urls:
             raise InvalidRequest(f"service '{name}' has no base URL")
         self.name = name
         self.urls = [u.rstrip("/") for u in urls]
+        self.replicas = ReplicaSet(self.urls, resolver)
         self.http = http
         self._admin = {"Authorization": f"Bearer {admin_token}"}
         self._pins: dict[str, str] = {}
@@ -162,7 +219,7 @@ class HttpService:
         return self._schemas
 
     async def fork(self, episode_id: str, today: str | None) -> None:
-        base = pick_replica(episode_id, self.urls)
+        base = pick_replica(episode_id, await self.replicas.candidates())
         body = {"episode_id": episode_id, "today": today}
         resp = await self._request("POST", f"{base}/admin/episodes", json=body, headers=self._admin)
         if resp.status_code >= 300:
@@ -271,8 +328,9 @@ class ServiceDirectory:
         if urls is None and settings.service_urls_file is not None:
             urls = load_url_map(settings.service_urls_file)
         token = settings.admin_token
+        resolver = resolve_host if settings.resolve_replicas else None
         clients: dict[str, ServiceClient] = {
-            n: HttpService(n, u, client, token) for n, u in (urls or {}).items()
+            n: HttpService(n, u, client, token, resolver) for n, u in (urls or {}).items()
         }
         factory: Callable[[str], ServiceClient] | None = None
         template = settings.service_url_template
@@ -280,7 +338,8 @@ class ServiceDirectory:
             namespace = settings.namespace
 
             def factory(name: str) -> ServiceClient:
-                return HttpService(name, [template.format(service=name, namespace=namespace)], client, token)
+                url = template.format(service=name, namespace=namespace)
+                return HttpService(name, [url], client, token, resolver)
 
         return cls(clients, factory=factory, http=client)
 

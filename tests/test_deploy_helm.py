@@ -220,6 +220,7 @@ def test_orchestrator_discovers_services_through_the_mounted_url_map(
     assert c["args"][:5] == ["orchestrator", "--host", "0.0.0.0", "--port", "8000"]
     env = {e["name"]: e.get("value") for e in c["env"]}
     assert env["COMPOWORLD_SERVICE_URLS_FILE"] == "/etc/compoworld/service-urls.json"
+    assert env["COMPOWORLD_RESOLVE_REPLICAS"] == "true"  # headless Services: episodes pinned to pods
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in orch["spec"]["template"]["spec"]["volumes"]}
     assert mounts["service-urls"] == "/etc/compoworld"
