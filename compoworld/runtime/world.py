@@ -309,7 +309,8 @@ class WorldModel:
             self._record(tool, args, value, episode)
         else:
             value = self._recall(args, value, episode)
-            episode.sim_cache[key] = value
+            if not episode.read_only:  # the shared seed view would grow without bound
+                episode.sim_cache[key] = value
         return value
 
     def _record(self, tool: ToolDef, args: dict[str, Any], value: Any, episode: Episode) -> None:
