@@ -28,7 +28,7 @@ from orchestrator.tasks.paths import leaves, list_items, set_arg, step_ref
 from orchestrator.tasks.seeds import SeedIndex, value_key
 from orchestrator.tasks.walkstate import Walk, coerce_key, is_stamp
 
-__all__ = ["Walk", "WalkConfig", "Walker", "coerce_key"]
+__all__ = ["SEMANTIC_WEIGHT", "Walk", "WalkConfig", "Walker", "coerce_key"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,29 @@ class WalkConfig:
             raise ValueError(
                 f"walk length bounds must satisfy 1 <= min <= max <= 8, got {self.min_len}..{self.max_len}"
             )
+
+
+# How telling a link of each semantic type is: an email or an amount carried from one service to
+# another reads like real work; a title or free text fits almost any argument, so those links
+# (the bulk of the graph) are followed less often. Unlisted types weigh 1.
+SEMANTIC_WEIGHT: dict[str, float] = {
+    "email": 3.0,
+    "phone": 3.0,
+    "money": 2.0,
+    "currency": 1.5,
+    "person_name": 2.0,
+    "first_name": 1.5,
+    "last_name": 1.5,
+    "company_name": 2.0,
+    "date": 1.5,
+    "date-time": 1.2,
+    "address": 1.5,
+    "country": 1.2,
+    "url": 0.7,
+    "title": 0.4,
+    "text": 0.4,
+    "status": 0.3,
+}
 
 
 def _weighted(rng: random.Random, items: Sequence[tuple[float, Any]]) -> Any:
@@ -221,7 +244,7 @@ class Walker:
                     target.operation == "create" or (target.operation == "update" and edge.link == "value")
                 ):
                     continue  # a copy of the row just found, or a row set to its own values: no one asks for that
-                weight = 1.0
+                weight = SEMANTIC_WEIGHT.get(edge.semantic, 1.0) if edge.link == "value" else 1.0
                 if edge.cross_service:
                     weight *= self.cfg.cross_weight * (self.cfg.id_cross_weight if edge.link == "id" else 1.0)
                 if target.kind == "write":
