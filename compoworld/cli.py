@@ -12,7 +12,7 @@ from rich.console import Console
 
 from compoworld.settings import Settings
 
-__all__ = ["app", "main"]
+__all__ = ["app", "cli_app", "main"]
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="CompoWorld: verified tool services, tasks, episodes."
@@ -120,6 +120,12 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     _register()
     app()
+
+
+def cli_app() -> typer.Typer:
+    """The fully registered CLI (for tests and embedding)."""
+    _register()
+    return app
 
 
 if __name__ == "__main__":

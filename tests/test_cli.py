@@ -1,0 +1,28 @@
+"""The ``compoworld`` command line: every contributed command is registered and answers --help."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from compoworld.cli import COMMANDS, SUBAPPS, cli_app
+
+ALL = sorted([*COMMANDS, *SUBAPPS, "serve", "up"])
+
+
+def test_help_lists_every_command() -> None:
+    result = CliRunner().invoke(cli_app(), ["--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    for name in ALL:
+        assert name in result.output
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_each_command_answers_help(name: str) -> None:
+    result = CliRunner().invoke(cli_app(), [name, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+
+
+def test_serve_refuses_an_unknown_service(tmp_path: object) -> None:
+    result = CliRunner().invoke(cli_app(), ["serve", "nope", "--library", str(tmp_path)])
+    assert result.exit_code == 2 and "no service 'nope'" in result.output
