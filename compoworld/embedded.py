@@ -7,28 +7,21 @@ from typing import Any
 
 from rich.progress import Progress
 
-from compoworld.errors import LibraryError
 from compoworld.llm import llm_from_settings
+from compoworld.manifest import library_folders
 from compoworld.runtime import ServiceRuntime, create_library_app
+from compoworld.runtime.service import load_library
 from compoworld.settings import Settings
 
 __all__ = ["build_embedded_app", "load_library_with_progress"]
 
 
 def load_library_with_progress(path: Path, settings: Settings) -> dict[str, ServiceRuntime]:
-    """Load every service of a library, with a progress bar."""
-    if not path.is_dir():
-        raise LibraryError(f"library folder {path} does not exist")
-    folders = sorted(p.parent for p in path.glob("*/manifest.json"))
-    llm = llm_from_settings(settings)
-    runtimes: dict[str, ServiceRuntime] = {}
+    """``load_library`` with a progress bar and the configured world-model endpoint."""
+    folders = library_folders(path)
     with Progress(transient=True) as progress:
         task = progress.add_task("loading services", total=len(folders))
-        for folder in folders:
-            runtime = ServiceRuntime.from_folder(folder, settings, llm)
-            runtimes[runtime.name] = runtime
-            progress.advance(task)
-    return runtimes
+        return load_library(path, settings, llm_from_settings(settings), lambda _: progress.advance(task))
 
 
 def build_embedded_app(library: Path, settings: Settings, tasks: Path | None = None) -> tuple[Any, str]:

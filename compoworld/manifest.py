@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from compoworld.errors import LibraryError
+
 __all__ = [
     "ColumnDef",
     "ColumnType",
@@ -20,7 +22,9 @@ __all__ = [
     "Operation",
     "ServiceManifest",
     "ToolDef",
+    "library_folders",
     "load_manifest",
+    "load_manifests",
 ]
 
 ColumnType = Literal["integer", "number", "string", "boolean", "json"]
@@ -141,3 +145,28 @@ class ServiceManifest(BaseModel):
 def load_manifest(folder: Path) -> ServiceManifest:
     """Read ``folder/manifest.json``."""
     return ServiceManifest.model_validate_json((folder / "manifest.json").read_text())
+
+
+def library_folders(library: Path) -> list[Path]:
+    """The service folders of a library (those holding a manifest.json), sorted: services are found by scanning."""
+    if not library.is_dir():
+        raise LibraryError(f"library folder {library} does not exist or is not a directory")
+    return sorted(p.parent for p in library.glob("*/manifest.json"))
+
+
+def load_manifests(library: Path) -> list[ServiceManifest]:
+    """Every manifest of a library, sorted by name; a bad one, or one whose folder is not its name, is named."""
+    manifests: list[ServiceManifest] = []
+    for folder in library_folders(library):
+        path = folder / "manifest.json"
+        try:
+            manifest = load_manifest(folder)
+        except (OSError, ValueError) as exc:
+            raise LibraryError(f"{path} is not a valid service manifest: {exc}") from exc
+        if manifest.name != folder.name:
+            raise LibraryError(
+                f"{path} names the service {manifest.name!r} but lives in folder {folder.name!r}; "
+                "the folder must carry the service's name"
+            )
+        manifests.append(manifest)
+    return manifests

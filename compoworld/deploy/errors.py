@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from compoworld import errors
+
 if TYPE_CHECKING:
     from compoworld.deploy.k8s import StatusReport
 
@@ -31,8 +33,8 @@ class DeployError(Exception):
     """Base of every deployment-layer error."""
 
 
-class LibraryError(DeployError):
-    """The service library cannot be turned into deployment files."""
+class LibraryError(DeployError, errors.LibraryError):
+    """The service library cannot be turned into deployment files (also a ``compoworld.errors.LibraryError``)."""
 
 
 class K8sError(DeployError):

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from compoworld.deploy.errors import LibraryError
 from compoworld.deploy.naming import dns_segment
-from compoworld.manifest import ServiceManifest
+from compoworld.errors import LibraryError as KernelLibraryError
+from compoworld.manifest import load_manifests
 
 __all__ = ["RESERVED_NAMES", "check_names", "scan_library"]
 
@@ -29,20 +28,10 @@ def scan_library(library: Path) -> list[str]:
     validate, a manifest's name differs from its folder's, or two names map to the
     same DNS name.
     """
-    if not library.is_dir():
-        raise LibraryError(f"library folder {library} does not exist or is not a directory")
-    names: list[str] = []
-    for path in sorted(library.glob("*/manifest.json")):
-        try:
-            manifest = ServiceManifest.model_validate_json(path.read_text(encoding="utf-8"))
-        except (ValidationError, ValueError) as exc:
-            raise LibraryError(f"{path} is not a valid service manifest: {exc}") from exc
-        if manifest.name != path.parent.name:
-            raise LibraryError(
-                f"{path} names the service {manifest.name!r} but lives in folder {path.parent.name!r}; "
-                "the folder must carry the service's name"
-            )
-        names.append(manifest.name)
+    try:
+        names = [m.name for m in load_manifests(library)]
+    except KernelLibraryError as exc:
+        raise LibraryError(str(exc)) from exc
     check_names(names)
     return sorted(names)
 

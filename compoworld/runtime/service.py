@@ -12,12 +12,13 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from compoworld.errors import LibraryError
 from compoworld.llm import LLMClient
-from compoworld.manifest import ServiceManifest, ToolDef
+from compoworld.manifest import ServiceManifest, ToolDef, library_folders
 from compoworld.runtime.ops import OPERATIONS, ToolFailure
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable
@@ -25,7 +26,7 @@ from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.runtime.world import WorldModel
 from compoworld.settings import Settings
 
-__all__ = ["ServiceRuntime", "fail", "load_library", "ok", "sqlmodel_ddl"]
+__all__ = ["ServiceRuntime", "fail", "library_folders", "load_library", "ok", "sqlmodel_ddl"]
 
 log = logging.getLogger(__name__)
 
@@ -197,9 +198,28 @@ class ServiceRuntime:
         if isinstance(prepared, dict):
             return prepared
         bound, episode = prepared
-        if bound.op is None:
-            return None
-        assert bound.table is not None
+        return None if bound.op is None else self._run_implemented(bound, episode, name, args)
+
+    async def call_tool(self, episode_id: str | None, name: str, args: Any) -> dict[str, Any]:
+        """Run one tool call in an episode and return the envelope."""
+        prepared = self._prepare(episode_id, name, args)
+        if isinstance(prepared, dict):
+            return prepared
+        bound, episode = prepared
+        if bound.op is not None:
+            return self._run_implemented(bound, episode, name, args)
+        try:
+            data = await self.world.respond(bound.defn, args, episode)
+            result = ok(data, "simulated")
+        except Exception as exc:
+            log.exception("simulated tool %s.%s failed", self.name, name)
+            result = fail("tool_error", f"{name} could not be simulated: {exc}", "simulated")
+        if bound.defn.is_write:
+            self._log(episode, name, args, result)
+        return result
+
+    def _run_implemented(self, bound: _BoundTool, episode: Episode, name: str, args: Any) -> dict[str, Any]:
+        assert bound.op is not None and bound.table is not None
         try:
             data = bound.op(self.store, bound.defn, bound.table, episode, args)
         except ToolFailure as exc:
@@ -213,23 +233,6 @@ class ServiceRuntime:
             )
         else:
             result = ok(data, "implemented")
-        if bound.defn.is_write:
-            self._log(episode, name, args, result)
-        return result
-
-    async def call_tool(self, episode_id: str | None, name: str, args: Any) -> dict[str, Any]:
-        """Run one tool call in an episode and return the envelope."""
-        result = self.call_implemented(episode_id, name, args)
-        if result is not None:
-            return result
-        bound = self.tools[name]
-        episode = self.store.get(episode_id)
-        try:
-            data = await self.world.respond(bound.defn, args, episode)
-            result = ok(data, "simulated")
-        except Exception as exc:
-            log.exception("simulated tool %s.%s failed", self.name, name)
-            result = fail("tool_error", f"{name} could not be simulated: {exc}", "simulated")
         if bound.defn.is_write:
             self._log(episode, name, args, result)
         return result
@@ -251,15 +254,18 @@ class ServiceRuntime:
 
 
 def load_library(
-    path: Path, settings: Settings | None = None, llm: LLMClient | None = None
+    path: Path,
+    settings: Settings | None = None,
+    llm: LLMClient | None = None,
+    on_loaded: Callable[[str], None] | None = None,
 ) -> dict[str, ServiceRuntime]:
-    """Every service under ``path`` (folders holding a manifest.json), sorted by name."""
-    if not path.is_dir():
-        raise LibraryError(f"library folder {path} does not exist")
+    """Every service under ``path``, sorted by name; ``on_loaded`` hears each name (progress bars)."""
     runtimes: dict[str, ServiceRuntime] = {}
-    for folder in sorted(p.parent for p in path.glob("*/manifest.json")):
+    for folder in library_folders(path):
         runtime = ServiceRuntime.from_folder(folder, settings, llm)
         if runtime.name in runtimes:
             raise LibraryError(f"{folder}: duplicate service name '{runtime.name}'")
         runtimes[runtime.name] = runtime
+        if on_loaded is not None:
+            on_loaded(runtime.name)
     return runtimes

@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from compoworld.errors import LibraryError
-from compoworld.manifest import ServiceManifest, load_manifest
+from compoworld.manifest import ServiceManifest, load_manifests
 from compoworld.runtime.state import canonical_hash
 from orchestrator.graph.model import GraphEdge, InputPort, ToolGraph, ToolNode
 from orchestrator.graph.ports import ACCEPTS, input_ports, output_ports
 
 __all__ = ["build_graph", "library_version", "load_manifests", "tool_nodes"]
-
-
-def load_manifests(library: Path) -> list[ServiceManifest]:
-    """Every ``<library>/*/manifest.json``, sorted by service name; a bad one names its folder."""
-    if not library.is_dir():
-        raise LibraryError(f"library folder {library} does not exist")
-    manifests: dict[str, ServiceManifest] = {}
-    for path in sorted(library.glob("*/manifest.json")):
-        try:
-            manifest = load_manifest(path.parent)
-        except (OSError, ValueError) as exc:
-            raise LibraryError(f"{path}: not a valid service manifest: {exc}") from exc
-        if manifest.name in manifests:
-            raise LibraryError(f"{path}: duplicate service name '{manifest.name}'")
-        manifests[manifest.name] = manifest
-    return [manifests[name] for name in sorted(manifests)]
 
 
 def library_version(manifests: Sequence[ServiceManifest]) -> str:
