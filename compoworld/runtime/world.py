@@ -15,79 +15,20 @@ import hashlib
 import json
 import logging
 import random
-import re
 from typing import Any
 
-import rstr
 from jsonschema import Draft202012Validator
 
+from compoworld import words as W
 from compoworld.errors import LLMError
 from compoworld.llm import LLMClient
 from compoworld.manifest import ToolDef
 from compoworld.runtime.state import Episode
+from compoworld.values import fit_string
 
-__all__ = ["WorldModel", "fit_string", "generate_value"]
+__all__ = ["WorldModel", "generate_value"]
 
 log = logging.getLogger(__name__)
-
-_WORDS = [
-    "alpha",
-    "bravo",
-    "cedar",
-    "delta",
-    "ember",
-    "falcon",
-    "garnet",
-    "harbor",
-    "indigo",
-    "juniper",
-    "kestrel",
-    "lumen",
-    "meadow",
-    "nimbus",
-    "orchid",
-    "pioneer",
-    "quartz",
-    "river",
-    "summit",
-    "timber",
-    "umber",
-    "vertex",
-    "willow",
-    "zephyr",
-]
-_FIRST = [
-    "Ada",
-    "Ben",
-    "Chloe",
-    "Dev",
-    "Elena",
-    "Farid",
-    "Grace",
-    "Hiro",
-    "Ines",
-    "Jonas",
-    "Kira",
-    "Liam",
-    "Maya",
-    "Noor",
-    "Omar",
-    "Priya",
-]
-_LAST = [
-    "Alvarez",
-    "Brooks",
-    "Chen",
-    "Dubois",
-    "Eriksen",
-    "Fischer",
-    "Garcia",
-    "Haddad",
-    "Ivanova",
-    "Jensen",
-    "Kim",
-    "Larsen",
-]
 
 
 def _seed_of(*parts: Any) -> int:
@@ -103,9 +44,9 @@ def _string_for(name: str, schema: dict[str, Any], rng: random.Random, today: st
     if fmt == "date" or low.endswith("date"):
         return today
     if fmt == "email" or "email" in low:
-        return f"{rng.choice(_FIRST).lower()}.{rng.choice(_LAST).lower()}@example.com"
+        return f"{rng.choice(W.FIRST_NAMES).lower()}.{rng.choice(W.LAST_NAMES).lower()}@example.com"
     if fmt in ("uri", "url") or low.endswith(("url", "link", "href")):
-        return f"https://example.com/{rng.choice(_WORDS)}/{rng.randint(1, 9999)}"
+        return f"https://example.com/{rng.choice(W.NOUNS)}/{rng.randint(1, 9999)}"
     if fmt == "uuid" or low == "uuid":
         return str(random.Random(rng.getrandbits(64)).getrandbits(128).to_bytes(16, "big").hex())
     if low == "id" or low.endswith(("_id", "id")):
@@ -117,8 +58,8 @@ def _string_for(name: str, schema: dict[str, Any], rng: random.Random, today: st
     if "status" in low or "state" in low:
         return rng.choice(("active", "pending", "completed"))
     if "name" in low:
-        return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
-    return f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}"
+        return f"{rng.choice(W.FIRST_NAMES)} {rng.choice(W.LAST_NAMES)}"
+    return f"{rng.choice(W.NOUNS)} {rng.choice(W.NOUNS)}"
 
 
 def _one_of(schema: dict[str, Any], rng: random.Random, name: str, today: str, depth: int) -> Any:
@@ -139,23 +80,6 @@ def _validator(schema: dict[str, Any]) -> Draft202012Validator | None:
         return Draft202012Validator(schema)
     except Exception:  # an unusual upstream schema: generate without the check
         return None
-
-
-def fit_string(value: str, schema: dict[str, Any], rng: random.Random) -> str:
-    """Bend a plausible string to the schema: a ``pattern`` it misses is honoured, then the length bounds."""
-    pattern = schema.get("pattern")
-    if isinstance(pattern, str):
-        try:
-            if re.search(pattern, value) is None:
-                value = rstr.Rstr(rng).xeger(pattern)
-        except (re.error, ValueError, TypeError, IndexError):  # an ECMA-only pattern: keep the plain value
-            pass
-    low, high = schema.get("minLength"), schema.get("maxLength")
-    if isinstance(high, int) and len(value) > high:
-        value = value[: max(high, 0)]
-    if isinstance(low, int) and len(value) < low:
-        value = value + "x" * (low - len(value))
-    return value
 
 
 def generate_value(
@@ -215,16 +139,25 @@ def generate_value(
     return fit_string(_string_for(name, schema, rng, today), schema, rng)
 
 
-def _overlay(target: Any, source: dict[str, Any]) -> Any:
-    """Copy same-named scalar fields from ``source`` into ``target`` (and its 'data' wrapper)."""
+def _overlay(target: Any, source: dict[str, Any], schema: dict[str, Any] | None) -> Any:
+    """Copy same-named scalar fields from ``source`` into ``target`` (and its 'data' wrapper).
+
+    A value is copied only where the response field's own schema accepts it: an argument that
+    names a status the response does not allow must not make the response invalid.
+    """
     if not isinstance(target, dict):
         return target
+    props = (schema or {}).get("properties") or {}
     for key, value in source.items():
         if key in target and not isinstance(value, (dict, list)):
-            target[key] = value
+            field = props.get(key)
+            check = _validator(field) if isinstance(field, dict) else None
+            if check is None or check.is_valid(value):
+                target[key] = value
     inner = target.get("data")
     if isinstance(inner, dict):
-        _overlay(inner, source)
+        inner_schema = props.get("data")
+        _overlay(inner, source, inner_schema if isinstance(inner_schema, dict) else None)
     return target
 
 
@@ -255,7 +188,7 @@ class WorldModel:
         rng = random.Random(_seed_of(self.service, tool.name, args, salt))
         schema = tool.output_schema or {"type": "object", "properties": {"id": {"type": "string"}}}
         value = generate_value(schema, rng, tool.name, episode.today)
-        return _overlay(value, args)
+        return _overlay(value, args, schema)
 
     async def _from_llm(
         self, tool: ToolDef, args: dict[str, Any], episode: Episode, history: list[Any]
@@ -308,7 +241,7 @@ class WorldModel:
         if tool.is_write:
             self._record(tool, args, value, episode)
         else:
-            value = self._recall(args, value, episode)
+            value = self._recall(tool, args, value, episode)
             if not episode.read_only:  # the shared seed view would grow without bound
                 episode.sim_cache[key] = value
         return value
@@ -327,7 +260,7 @@ class WorldModel:
             ),
         )
 
-    def _recall(self, args: dict[str, Any], value: Any, episode: Episode) -> Any:
+    def _recall(self, tool: ToolDef, args: dict[str, Any], value: Any, episode: Episode) -> Any:
         wanted = {str(v) for v in args.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
         if not wanted:
             return value
@@ -338,5 +271,5 @@ class WorldModel:
                     merged.update(
                         {k: v for k, v in entry["response"].items() if not isinstance(v, (dict, list))}
                     )
-                value = _overlay(value, merged)
+                value = _overlay(value, merged, tool.output_schema)
         return value

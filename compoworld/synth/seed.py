@@ -14,11 +14,11 @@ import uuid
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from compoworld import words as W
 from compoworld.manifest import ColumnDef, EntityDef
-from compoworld.runtime.world import fit_string
-from compoworld.synth import words as W
 from compoworld.synth.naming import split_words
 from compoworld.synth.tagging import json_type, tag_column
+from compoworld.values import fit_string
 
 __all__ = ["ANCHOR_DATE", "derive_seed", "row_count", "seed_rows"]
 
