@@ -133,3 +133,23 @@ def test_idle_episodes_are_reaped_after_ttl(crm: ServiceRuntime) -> None:
     crm.fork("new")
     assert crm.store.reap() == 1
     assert not crm.has_episode("old") and crm.has_episode("new")
+
+
+def test_scalar_constraints_are_enforced_and_an_unusable_pattern_is_ignored() -> None:
+    from compoworld.runtime.validate import ArgsValidator, ArgumentError
+
+    check = ArgsValidator(
+        {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                "qty": {"type": "integer", "minimum": 1},
+                "odd": {"type": "string", "pattern": "(?<!x"},  # not a Python regex: only the type is checked
+            },
+        }
+    )
+    assert check({"code": "EUR", "qty": 2, "odd": "anything"})
+    for bad, field in (({"code": "eur"}, "code"), ({"qty": 0}, "qty")):
+        with pytest.raises(ArgumentError) as info:
+            check(bad)
+        assert info.value.field == field

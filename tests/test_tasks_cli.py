@@ -32,7 +32,8 @@ def task_file(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def broken_service(root: Path) -> Path:
-    """A service whose every tool fails: its read wants an integer key for string ids, its list a token."""
+    """A service whose every tool fails: its read wants an integer key for string ids, its list a token
+    no value can satisfy (an empty match of at least one character)."""
     thing = EntityDef(
         name="thing",
         class_name="Thing",
@@ -65,7 +66,10 @@ def broken_service(root: Path) -> Path:
             search_arg="q",
             input_schema={
                 "type": "object",
-                "properties": {"q": {"type": "string"}, "token": {"type": "string"}},
+                "properties": {
+                    "q": {"type": "string"},
+                    "token": {"type": "string", "pattern": "^$", "minLength": 1},
+                },
                 "required": ["token"],
             },
         ),

@@ -8,6 +8,7 @@ validator. Errors name the field, so the agent can act on them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -68,8 +69,26 @@ def _is_type(value: Any, types: set[str]) -> bool:
     return False
 
 
+_DEEP_KEYS = (
+    "properties",
+    "items",
+    "required",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+)
+
+
 def _needs_deep_check(schema: dict[str, Any]) -> bool:
-    return any(k in schema for k in ("properties", "items", "required", "minimum", "maximum", "pattern"))
+    """Constraints beyond type and enum (nested structure, ranges, lengths, patterns)."""
+    return any(k in schema for k in _DEEP_KEYS)
 
 
 def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
@@ -77,7 +96,7 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     enum: list[Any] = schema["enum"] if isinstance(schema.get("enum"), list) else []
     enum_set = {repr(v) for v in enum} if enum else None
     deep = None
-    if _needs_deep_check(schema) and ({"object", "array"} & types or not types):
+    if _needs_deep_check(schema):
         try:
             Draft202012Validator.check_schema(schema)
             deep = Draft202012Validator(schema)
@@ -96,7 +115,10 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
             allowed = ", ".join(repr(v) for v in enum[:12])
             raise ArgumentError(name, f"argument '{name}' must be one of: {allowed}")
         if deep is not None:
-            error = next(iter(deep.iter_errors(value)), None)
+            try:
+                error = next(iter(deep.iter_errors(value)), None)
+            except re.error:  # an ECMA-only pattern Python cannot compile: the type check stands
+                error = None
             if error is not None:
                 where = "/".join(str(p) for p in error.absolute_path)
                 label = f"{name}/{where}" if where else name

@@ -197,7 +197,8 @@ class _Binder:
 
 def _input_schema(tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | None) -> dict[str, Any]:
     """The spec's argument schema, closed; an id argument declared as text for an integer key
-    (``/customers/{id}`` with ``id: string``) also accepts the integer the service returns."""
+    (``/customers/{id}`` with ``id: string``) also accepts the integer the service returns, and an
+    argument stored in a column with an enum (a form field ``status`` for ``Pet.status``) takes that enum."""
     schema = dict(tool.input_schema) if tool.input_schema else {}
     schema["type"] = "object"
     props = dict(schema.get("properties") or {})
@@ -213,6 +214,12 @@ def _input_schema(tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | N
                 and "enum" not in props[arg]
             ):
                 props[arg] = {**props[arg], "type": ["string", "integer"]}
+        for arg, column_name in binding.get("arg_columns", {}).items():
+            column = entity.column(column_name) if arg in props else None
+            allowed = [v for v in (column.enum or []) if v is not None] if column is not None else []
+            if allowed and isinstance(props[arg], dict) and "enum" not in props[arg]:
+                # the state only holds these values: say so to the caller instead of storing another
+                props[arg] = {**props[arg], "enum": allowed}
     schema["properties"] = props
     schema["additionalProperties"] = False
     return schema
