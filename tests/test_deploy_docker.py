@@ -132,7 +132,10 @@ def test_build_context_installs_as_a_wheel(tmp_path: Path) -> None:
     (wheel,) = (tmp_path / "dist").glob("compoworld-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"compoworld/deploy/healthcheck.py", "compoworld/cli.py", "compoworld/manifest.py"} <= names
-    assert {"service_templates/models.py.j2", "service_templates/app.py.j2"} <= names  # build works in the image
+    assert {
+        "service_templates/models.py.j2",
+        "service_templates/app.py.j2",
+    } <= names  # build works in the image
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "compoworld = compoworld.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

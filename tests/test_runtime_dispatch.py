@@ -153,3 +153,18 @@ def test_scalar_constraints_are_enforced_and_an_unusable_pattern_is_ignored() ->
         with pytest.raises(ArgumentError) as info:
             check(bad)
         assert info.value.field == field
+
+
+def test_created_keys_follow_the_key_format_the_api_fixes(tmp_path: Path) -> None:
+    import json
+    import re
+
+    folder = write_crm_service(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    contact = next(e for e in manifest["entities"] if e["name"] == "contact")
+    contact["columns"][0]["json_schema"] = {"type": "string", "pattern": "^CO[0-9a-f]{8}$", "minLength": 10}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    rt = ServiceRuntime.from_folder(folder)
+    first = call(rt, "e1", "createContact", {"name": "A"})["data"]["id"]
+    again = call(ServiceRuntime.from_folder(folder), "e1", "createContact", {"name": "A"})["data"]["id"]
+    assert re.fullmatch(r"CO[0-9a-f]{8}", first) and first == again  # valid, and deterministic

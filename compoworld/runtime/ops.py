@@ -8,6 +8,7 @@ the dispatcher turns into ``success: false`` (a tool failure is an observation).
 from __future__ import annotations
 
 import hashlib
+import random
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from compoworld.manifest import ToolDef
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
+from compoworld.values import fit_string
 
 __all__ = ["OPERATIONS", "ToolFailure"]
 
@@ -89,10 +91,12 @@ def _new_key(table: EntityTable, seq: int) -> Any:
     """The key of the seq-th row: a count, a prefixed count, or a uuid derived from it (never random)."""
     if table.entity.pk_type == "integer":
         return seq
-    if table.by_name[table.pk].format == "uuid":
-        digest = hashlib.sha256(f"{table.name}:{seq}".encode()).digest()[:16]
-        return str(uuid.UUID(bytes=digest, version=4))
-    return f"{table.entity.id_prefix or 'id'}_{seq:06d}"
+    digest = hashlib.sha256(f"{table.name}:{seq}".encode()).digest()
+    column = table.by_name[table.pk]
+    if column.format == "uuid":
+        return str(uuid.UUID(bytes=digest[:16], version=4))
+    key = f"{table.entity.id_prefix or 'id'}_{seq:06d}"
+    return fit_string(key, column.json_schema, random.Random(int.from_bytes(digest[:8], "big")))
 
 
 def op_create(

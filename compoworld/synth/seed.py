@@ -51,7 +51,10 @@ def _key(entity: EntityDef, i: int, service: str) -> Any:
         return i
     if pk is not None and pk.format == "uuid":
         return str(uuid.UUID(int=derive_seed(service, entity.name, i, "uuid") << 64 | i, version=4))
-    return f"{entity.id_prefix or 'id'}_{i:06d}"
+    key = f"{entity.id_prefix or 'id'}_{i:06d}"
+    if pk is not None:  # a key format the API fixes (Twilio's ^BU[0-9a-f]{32}$) wins over the prefix
+        key = fit_string(key, pk.json_schema, random.Random(derive_seed(service, entity.name, i, "key")))
+    return key
 
 
 class _Row:
