@@ -127,12 +127,6 @@ MALFORMED_DOCS: list[tuple[str, Any, str, str]] = [
         "/tools/0/inputSchema",
         "input schema must be an object",
     ),
-    (
-        "mcp_duplicate_tool",
-        {"tools": [{"name": "x", "inputSchema": {}}, {"name": "x", "inputSchema": {}}]},
-        "/tools/1",
-        "duplicate tool name 'x' (also at #/tools/0)",
-    ),
     ("mcp_no_tools", {"tools": []}, "/tools", "no tools"),
     (
         "function_not_object",
@@ -176,18 +170,64 @@ def test_malformed_documents_are_spec_errors_with_pointers(
     assert message in err.value.message
 
 
-def test_duplicate_operation_ids_name_both_places() -> None:
+def test_a_duplicate_operation_id_leaves_that_operation_out_naming_both_places() -> None:
     doc = openapi(
         {
             "/dogs": {"get": {"operationId": "listPets", "responses": OK_RESPONSES}},
             "/pets": {"get": {"operationId": "listPets", "responses": OK_RESPONSES}},
         }
     )
-    with pytest.raises(SpecError) as err:
-        ingest_document(doc, "specs/bad.json")
-    assert str(err.value) == (
+    spec = ingest_document(doc, "specs/bad.json")
+    assert [t.path for t in spec.tools] == ["/dogs"]
+    assert spec.defects == [
         "specs/bad.json#/paths/~1pets/get: duplicate operationId 'listPets' (also at #/paths/~1dogs/get)"
+    ]
+
+
+def test_one_defective_operation_does_not_drop_the_document() -> None:
+    """notion.com's one header parameter named '' used to lose all of its operations."""
+    doc = openapi(
+        {
+            "/pages/{id}": {
+                "get": {
+                    "operationId": "getPage",
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                        {"name": "", "in": "header", "schema": {"type": "string"}},
+                    ],
+                    "responses": OK_RESPONSES,
+                }
+            },
+            "/pages": {"get": {"operationId": "listPages", "responses": OK_RESPONSES}},
+            "/users": {
+                "get": {"operationId": "listUsers", "parameters": [{"$ref": "#/nope"}], "responses": {}}
+            },
+        }
     )
+    spec = ingest_document(doc, "notion.json")
+    assert [t.name for t in spec.tools] == ["listPages"]
+    assert len(spec.defects) == 2
+    assert spec.defects[0].startswith("notion.json#/paths/~1pages~1{id}/get/parameters/1: parameter name ''")
+    assert spec.defects[1].startswith("notion.json#/paths/~1users/get/parameters/0: dangling $ref")
+
+
+def test_a_defective_tool_is_left_out_of_an_mcp_listing() -> None:
+    doc = {
+        "tools": [
+            {"name": "x", "inputSchema": {}},
+            "not a tool",
+            {"name": "x", "inputSchema": {}},
+            {"name": "y", "inputSchema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}},
+        ]
+    }
+    spec = ingest_document(doc, "tools.json")
+    assert [t.name for t in spec.tools] == ["x"]
+    assert [d.split(": ", 1)[0] for d in spec.defects] == [
+        "tools.json#/tools/1",
+        "tools.json#/tools/2",
+        "tools.json#/tools/3/inputSchema/properties/a",
+    ]
+    assert "duplicate tool name 'x' (also at #/tools/0)" in spec.defects[1]
 
 
 def test_missing_file_is_a_spec_error(tmp_path: Path) -> None:

@@ -280,3 +280,39 @@ def test_two_documents_with_one_service_name_do_not_overwrite_each_other(tmp_pat
     )
     assert [s.name for s in report.services] == ["petstore"]
     assert len(report.failures) == 1 and "already used" in report.failures[0].error
+
+
+def test_a_tool_that_fails_its_checks_is_served_as_failed_and_reported(tmp_path: Path) -> None:
+    """A world-model answer that cannot satisfy its schema: the service is not served as verified."""
+    doc = library_doc()
+    ambiguous = {"oneOf": [{"type": "string"}, {"type": "string"}]}  # every value matches both: never valid
+    doc["paths"]["/books/{bookId}/reserve"]["post"]["responses"] = _ok(
+        {"type": "object", "required": ["state"], "properties": {"state": ambiguous}}
+    )
+    path = tmp_path / "library.json"
+    path.write_text(json.dumps(doc))
+    result = build_service(path, tmp_path / "lib")
+    assert result.verified is False
+    assert list(result.failed_checks) == ["reserveBook"]
+    tool = load_manifest(Path(result.folder)).tool("reserveBook")
+    assert tool is not None and tool.backend == "simulated"
+    assert tool.simulated_reason is not None and tool.simulated_reason.startswith(VERIFY_PREFIX)
+    assert "output schema" in tool.simulated_reason and "simulated before:" in tool.simulated_reason
+    assert json.loads((Path(result.folder) / "verify.json").read_text())["passed"] is False
+    assert check_rendered(Path(result.folder)) == []
+
+
+def test_a_defective_operation_is_left_out_and_reported_by_pointer(tmp_path: Path) -> None:
+    doc = library_doc()
+    doc["paths"]["/books/{bookId}/reserve"]["post"]["parameters"].append({"name": "", "in": "header"})
+    path = tmp_path / "library.json"
+    path.write_text(json.dumps(doc))
+    report = build_library([path], tmp_path / "lib", progress=False, verify=False)
+    assert not report.failures
+    (service,) = report.services
+    assert service.defects == [
+        f"{path}#/paths/~1books~1{{bookId}}~1reserve/post/parameters/1: "
+        "parameter name '' cannot be sanitised to an identifier"
+    ]
+    assert load_manifest(Path(service.folder)).tool("reserveBook") is None
+    assert load_manifest(Path(service.folder)).tool("getBook") is not None

@@ -42,7 +42,17 @@ def tool_entity(name: str) -> str | None:
 class ArgTool:
     """One source tool: its raw name, description, input schema, and where it sits."""
 
-    __slots__ = ("at", "description", "meta", "name", "output", "output_key", "schema", "schema_key")
+    __slots__ = (
+        "at",
+        "defect",
+        "description",
+        "meta",
+        "name",
+        "output",
+        "output_key",
+        "schema",
+        "schema_key",
+    )
 
     def __init__(
         self,
@@ -54,7 +64,9 @@ class ArgTool:
         output: Any = None,
         output_key: str = "outputSchema",
         meta: Any = None,
+        defect: str | None = None,
     ) -> None:
+        self.defect = defect  # why the source entry is unusable, when the ingester already knows
         self.name = name
         self.description = description
         self.schema = schema
@@ -114,28 +126,25 @@ def _service_name(tools: list[ArgTool], doc_meta: Any, source_file: str) -> str:
 def build_arg_service(
     tools: list[ArgTool], source_file: str, kind: SourceKind, at: tuple[object, ...], doc_meta: Any = None
 ) -> ServiceSpec:
-    """A ServiceSpec from tools with schema inputs (duplicates and unusable names are SpecErrors)."""
+    """A ServiceSpec from tools with schema inputs; a defective tool is left out and listed in ``defects``.
+
+    Only a source with no usable tool is a SpecError (its first defect, or "no tools").
+    """
     if not tools:
         raise SpecError(source_file, join_pointer(at), "no tools")
     warnings: list[str] = []
     seen: dict[str, str] = {}
     taken: set[str] = set()
     specs: list[ToolSpec] = []
+    defects: list[SpecError] = []
     for t in tools:
-        pointer = join_pointer(t.at)
-        if not isinstance(t.name, str) or not t.name.strip():
-            raise SpecError(source_file, pointer, "a tool needs a non-empty string 'name'")
-        if t.name in seen:
-            raise SpecError(source_file, pointer, f"duplicate tool name {t.name!r} (also at #{seen[t.name]})")
-        seen[t.name] = pointer
-        base = tool_name(t.name)
-        if not base:
-            raise SpecError(source_file, pointer, f"tool name {t.name!r} cannot be sanitised")
-        name = unique_tool_name(base, taken)
-        if name != base:
-            warnings.append(f"#{pointer}: tool name {base!r} taken; renamed {name!r}")
-        specs.append(_tool(t, name, None if name == t.name else t.name, source_file, warnings))
-    name = _service_name(tools, doc_meta, source_file)
+        try:
+            specs.append(_named_tool(t, source_file, seen, taken, warnings))
+        except SpecError as exc:
+            defects.append(exc)
+    if not specs:
+        raise defects[0]
+    name = _service_name([t for t in tools if t.defect is None], doc_meta, source_file)
     return ServiceSpec(
         name=name,
         title=doc_meta.get("title", name)
@@ -145,4 +154,28 @@ def build_arg_service(
         source_file=source_file,
         tools=specs,
         warnings=warnings,
+        defects=[str(d) for d in defects],
     )
+
+
+def _named_tool(
+    t: ArgTool, source_file: str, seen: dict[str, str], taken: set[str], warnings: list[str]
+) -> ToolSpec:
+    """One tool with a unique name; SpecError (with the tool's pointer) when it cannot be used."""
+    pointer = join_pointer(t.at)
+    if t.defect is not None:
+        raise SpecError(source_file, pointer, t.defect)
+    if not isinstance(t.name, str) or not t.name.strip():
+        raise SpecError(source_file, pointer, "a tool needs a non-empty string 'name'")
+    if t.name in seen:
+        raise SpecError(source_file, pointer, f"duplicate tool name {t.name!r} (also at #{seen[t.name]})")
+    base = tool_name(t.name)
+    if not base:
+        raise SpecError(source_file, pointer, f"tool name {t.name!r} cannot be sanitised")
+    name = unique_tool_name(base, set(taken))  # provisional: a tool that fails below takes no name
+    tool = _tool(t, name, None if name == t.name else t.name, source_file, warnings)
+    taken.add(name)
+    seen[t.name] = pointer
+    if name != base:
+        warnings.append(f"#{pointer}: tool name {base!r} taken; renamed {name!r}")
+    return tool

@@ -58,7 +58,9 @@ def ingest(doc: Any, source_file: str) -> ServiceSpec:
         if isinstance(item, dict) and "function" in item:
             fn, here = item["function"], (*here, "function")
         if not isinstance(fn, dict):
-            raise SpecError(source_file, join_pointer(here), "a function definition must be an object")
+            defect = "a function definition must be an object"
+            tools.append(ArgTool(None, None, None, here, "parameters", defect=defect))
+            continue
         tools.append(ArgTool(fn.get("name"), fn.get("description"), fn.get("parameters"), here, "parameters"))
     meta = doc.get("_meta") if isinstance(doc, dict) else None
     if meta is None and isinstance(doc, dict) and isinstance(doc.get("service"), str):

@@ -50,7 +50,10 @@ def ingest(doc: Any, source_file: str) -> ServiceSpec:
     tools: list[ArgTool] = []
     for i, raw in enumerate(raw_tools):
         if not isinstance(raw, dict):
-            raise SpecError(source_file, join_pointer((*at, i)), "a tool must be an object")
+            tools.append(
+                ArgTool(None, None, None, (*at, i), "inputSchema", defect="a tool must be an object")
+            )
+            continue
         key = "inputSchema" if "inputSchema" in raw or "input_schema" not in raw else "input_schema"
         tools.append(
             ArgTool(

@@ -143,3 +143,7 @@ class ServiceSpec(BaseModel):
         description="Named object schemas (components.schemas / definitions), $refs resolved.",
     )
     warnings: list[str] = Field(default_factory=list, description="Non-fatal problems met while ingesting.")
+    defects: list[str] = Field(
+        default_factory=list,
+        description="Operations left out because they are defective, each 'file#pointer: message'.",
+    )

@@ -1,7 +1,10 @@
 """OpenAPI 3.0 / 3.1 ingester, and the service assembly shared with Swagger 2.0.
 
-Operation ids must be unique in a document (a duplicate is a SpecError naming
-both places); operations without one get ``<method>_<path words>``. Named
+A defective operation (a parameter whose name sanitises to nothing, a dangling
+``$ref``, an operationId used twice...) is left out and listed in ``ServiceSpec.defects``
+as ``file#pointer: message``; the rest of the document is still built. Only a document
+with no usable operation is a SpecError (the first defect). Operations without an
+operationId get ``<method>_<path words>``. Named
 ``components.schemas`` that describe objects are kept, resolved, on the service
 for synthesis to build entities from.
 """
@@ -78,10 +81,13 @@ def _operations(doc: dict[str, Any], resolver: Resolver) -> list[RestOperation]:
     return ops
 
 
-def _names(ops: list[RestOperation], file: str, warnings: list[str]) -> list[tuple[str, str | None]]:
+def _names(
+    ops: list[RestOperation], file: str, warnings: list[str]
+) -> list[tuple[str, str | None] | SpecError]:
+    """A tool name (and the operationId it came from) per operation, or the SpecError that rules it out."""
     seen: dict[str, str] = {}
     taken: set[str] = set()
-    names: list[tuple[str, str | None]] = []
+    names: list[tuple[str, str | None] | SpecError] = []
     for rop in ops:
         pointer = join_pointer(rop.at)
         opid = rop.op.get("operationId")
@@ -89,11 +95,17 @@ def _names(ops: list[RestOperation], file: str, warnings: list[str]) -> list[tup
             opid = str(opid)
         if isinstance(opid, str) and opid.strip():
             if opid in seen:
-                raise SpecError(file, pointer, f"duplicate operationId {opid!r} (also at #{seen[opid]})")
+                names.append(
+                    SpecError(file, pointer, f"duplicate operationId {opid!r} (also at #{seen[opid]})")
+                )
+                continue
             seen[opid] = pointer
             base = tool_name(opid)
             if not base:
-                raise SpecError(file, pointer, f"operationId {opid!r} cannot be sanitised to a tool name")
+                names.append(
+                    SpecError(file, pointer, f"operationId {opid!r} cannot be sanitised to a tool name")
+                )
+                continue
         else:
             opid, base = None, derive_operation_name(rop.method, rop.path)
         name = unique_tool_name(base, taken)
@@ -117,13 +129,19 @@ def build_rest_service(
         raise SpecError(source_file, "/paths", "no operations")
     builder = RestBuilder(resolver, security, len(ops))
     tools: list[ToolSpec] = []
-    for rop, (name, original) in zip(ops, _names(ops, source_file, resolver.warnings), strict=True):
+    defects: list[SpecError] = []
+    for rop, named in zip(ops, _names(ops, source_file, resolver.warnings), strict=True):
+        if isinstance(named, SpecError):
+            defects.append(named)
+            continue
         try:
-            tools.append(builder.tool(rop, name, original))
-        except SpecError:
-            raise
+            tools.append(builder.tool(rop, *named))
+        except SpecError as exc:
+            defects.append(exc)
         except _OP_ERRORS as exc:
-            raise SpecError(source_file, join_pointer(rop.at), f"malformed operation: {exc}") from exc
+            defects.append(SpecError(source_file, join_pointer(rop.at), f"malformed operation: {exc}"))
+    if not tools:  # nothing usable: the document itself is the defect
+        raise defects[0]
     schemas: dict[str, dict[str, Any]] = {}
     node: Any = doc
     for token in schemas_at:
@@ -154,6 +172,7 @@ def build_rest_service(
         tools=tools,
         schemas=schemas,
         warnings=resolver.warnings,
+        defects=[str(d) for d in defects],
     )
 
 

@@ -1,10 +1,13 @@
 """Build service folders from spec files: ingest -> synthesize -> render -> verify.
 
 A tool that fails verification is switched to the simulated backend (its reason starts with
-``VERIFY_PREFIX``) and the folder is rendered again, so what is served is what was checked.
-A bad spec never stops a batch: it is listed in the report with its SpecError (file + JSON
-pointer). ``check_rendered`` re-renders a folder from its ``spec.json`` and names every file
-that differs (STYLE #1: rendered files are never edited by hand).
+``VERIFY_PREFIX``) and the folder is rendered again, until no implemented tool fails: what is
+served as implemented is what was checked. A simulated tool that fails keeps its backend and
+gets the failure as its reason; the report lists every tool still failing (``failed_checks``),
+so a service is never served as if verified. A bad spec never stops a batch: it is listed in
+the report with its SpecError (file + JSON pointer), and a defective operation inside a good
+document is left out and listed in ``defects``. ``check_rendered`` re-renders a folder from its
+``spec.json`` and names every file that differs (STYLE #1: rendered files are never edited by hand).
 """
 
 from __future__ import annotations
@@ -35,7 +38,6 @@ __all__ = [
 #: Start of ``simulated_reason`` for tools switched to simulated because verification failed.
 VERIFY_PREFIX = "verification failed: "
 _MAX_REASON = 300
-_MAX_ROUNDS = 3
 _OWN_FILES = (*RENDERED_FILES, "spec.json", "verify.json")
 
 
@@ -54,6 +56,13 @@ class ServiceBuildResult(BaseModel):
     verified: bool | None = Field(description="Whether verification passed; None when it could not run.")
     switched_to_simulated: dict[str, str] = Field(
         default_factory=dict, description="Tools verification switched to simulated, with the reason."
+    )
+    failed_checks: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tools whose checks still fail as served (all simulated, the failure their reason).",
+    )
+    defects: list[str] = Field(
+        default_factory=list, description="Operations left out as defective ('file#pointer: message')."
     )
     errors: list[str] = Field(default_factory=list, description="Problems met (verification errors...).")
     warnings: list[str] = Field(default_factory=list, description="Non-fatal ingestion warnings.")
@@ -134,20 +143,20 @@ def _verify(folder: Path, synthesis: Synthesis, result: ServiceBuildResult, spec
         return synthesis
     try:
         report = verify(folder)
-        for _ in range(_MAX_ROUNDS):  # switching a tool can expose another (a reader it relied on)
-            failed = {
-                k: v[:_MAX_REASON] for k, v in _failed_tools(report).items() if _implemented(synthesis, k)
-            }
-            if not failed:
+        # Switching a tool can expose another (a reader it relied on); every round marks at least
+        # one more tool as failed, so this ends within one round per tool.
+        for _ in range(len(synthesis.manifest.tools) + 1):
+            failed = {k: v[:_MAX_REASON] for k, v in _failed_tools(report).items()}
+            fresh = {k: _failed_reason(synthesis, k, v) for k, v in failed.items() if _unmarked(synthesis, k)}
+            if not fresh:
                 break
-            overrides = {
-                **_verify_overrides(synthesis.manifest),
-                **{k: VERIFY_PREFIX + v for k, v in failed.items()},
-            }
+            overrides = {**_verify_overrides(synthesis.manifest), **fresh}
+            switched = {k: v for k, v in failed.items() if _implemented(synthesis, k)}
             synthesis = synthesize(spec, result.name, overrides)
             write_files(folder, render_files(synthesis))
-            result.switched_to_simulated = dict(sorted({**result.switched_to_simulated, **failed}.items()))
+            result.switched_to_simulated = dict(sorted({**result.switched_to_simulated, **switched}.items()))
             report = verify(folder)
+        result.failed_checks = dict(sorted(_failed_tools(report).items()))
         result.verified = bool(getattr(report, "passed", False))
         payload = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
         (folder / "verify.json").write_text(dumps_json(payload), encoding="utf-8")
@@ -162,6 +171,22 @@ def _unverified(folder: Path, service: str, reason: str, passed: bool | None = N
     """A verify.json for a folder the checks did not (fully) run on, saying why."""
     report = {"service": service, "passed": passed, "reason": reason}
     (folder / "verify.json").write_text(dumps_json(report), encoding="utf-8")
+
+
+def _unmarked(synthesis: Synthesis, tool: str) -> bool:
+    """A failing tool not yet served as failed: implemented, or simulated for another reason."""
+    found = synthesis.manifest.tool(tool)
+    reason = found.simulated_reason if found is not None else None
+    return found is not None and not (
+        found.backend == "simulated" and (reason or "").startswith(VERIFY_PREFIX)
+    )
+
+
+def _failed_reason(synthesis: Synthesis, tool: str, failure: str) -> str:
+    """The simulated reason of a tool that failed its checks (keeping why it was simulated before)."""
+    found = synthesis.manifest.tool(tool)
+    before = found.simulated_reason if found is not None and found.backend == "simulated" else None
+    return VERIFY_PREFIX + failure + (f" (simulated before: {before})" if before else "")
 
 
 def _implemented(synthesis: Synthesis, tool: str) -> bool:
@@ -213,6 +238,7 @@ def build_service(
         rows=0,
         verified=None,
         warnings=list(spec.warnings),
+        defects=list(first.defects),  # located in the input document, not the copy
     )
     if verify:
         synthesis = _verify(folder, synthesis, result, spec)

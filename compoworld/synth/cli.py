@@ -55,7 +55,14 @@ def _table(report: BuildReport) -> Table:
             column, justify="right" if column in ("tools", "implemented", "share", "rows") else "left"
         )
     for r in report.services:
-        notes = "; ".join([*r.errors, *(f"{k}: simulated after verify" for k in r.switched_to_simulated)])
+        notes = "; ".join(
+            [
+                *r.errors,
+                *([f"{len(r.defects)} defective operations left out"] if r.defects else []),
+                *([f"{len(r.failed_checks)} tools fail their checks (simulated)"] if r.failed_checks else []),
+                *(f"{k}: simulated after verify" for k in r.switched_to_simulated),
+            ]
+        )
         verified = "-" if r.verified is None else ("yes" if r.verified else "no")
         table.add_row(
             r.name,
@@ -123,6 +130,11 @@ def build(
     console.print(_table(result))
     for failure in result.failures:
         console.print(f"[red]failed[/red] {failure.spec_path}: {failure.error}")
+    for service in result.services:
+        for defect in service.defects:
+            console.print(f"[yellow]left out[/yellow] {defect}")
+        for tool, why in service.failed_checks.items():
+            console.print(f"[yellow]unverified[/yellow] {service.name}.{tool} (simulated): {why[:160]}")
     console.print(
         f"{len(result.services)} services, {result.tools} tools, "
         f"{result.implemented} implemented ({result.implemented_share:.1%}), {len(result.failures)} failed specs"
