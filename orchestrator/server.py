@@ -151,7 +151,7 @@ def _services_router(orch: Orchestrator) -> APIRouter:
 
     @router.get("/services")
     async def services() -> Response:
-        return json_response([orch.directory.get(n).summary() for n in orch.directory.names()])
+        return json_response(await _summaries(orch))
 
     @router.get("/services/{service}/tools")
     async def tools(service: str) -> Response:
@@ -161,6 +161,24 @@ def _services_router(orch: Orchestrator) -> APIRouter:
         return await _answer(load())
 
     return router
+
+
+async def _summaries(orch: Orchestrator) -> list[dict[str, Any]]:
+    """Each service's summary, its tool counts read from ``GET /tools`` (fetched once, then cached).
+
+    A service that cannot answer is listed with the reason instead of failing the whole listing.
+    """
+    clients = [orch.directory.get(n) for n in orch.directory.names()]
+    fetched = await asyncio.gather(*(c.tool_schemas() for c in clients), return_exceptions=True)
+    out = []
+    for client, outcome in zip(clients, fetched, strict=True):
+        row = client.summary()
+        if isinstance(outcome, CompoWorldError):
+            row["error"] = str(outcome)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        out.append(row)
+    return out
 
 
 def _groups_router() -> APIRouter | None:

@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-dev}"
 python3 -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
+# A new venv carries the setuptools bundled with Python (65.x on 3.11); the SPDX `license = "..."`
+# in pyproject.toml needs setuptools >= 77 (the same bound as [build-system]), also for
+# `pip wheel --no-build-isolation` as the tests run it.
+.venv/bin/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel
 .venv/bin/python -m pip install --quiet -e ".[${extras}]"
 if command -v npm >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error

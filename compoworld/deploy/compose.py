@@ -35,6 +35,7 @@ _HEADER = """\
 #
 #   docker build -t compoworld .
 #   cp .env.example .env        # then put a long random COMPOWORLD_ADMIN_TOKEN in .env
+#                               # (without it every `docker compose` command stops and says so)
 #   docker compose up           # the orchestrator answers on http://127.0.0.1:${CW_PORT:-8000}
 #
 # Needs Docker Compose v2.23.1 or newer (inline `configs.content`).
@@ -83,11 +84,21 @@ def compose_service_urls(services: list[str]) -> dict[str, str]:
     return {name: f"http://{compose_service_key(name)}:{CONTAINER_PORT}" for name in sorted(services)}
 
 
+# Compose reads `.env` beside the file for interpolation; without a token there, `docker compose`
+# stops at once with this message instead of starting containers that cannot call each other.
+ADMIN_TOKEN_ENV = (
+    "${COMPOWORLD_ADMIN_TOKEN:?is not set: run `cp .env.example .env` and put a long random token in .env}"
+)
+
+
 def _common(command: list[str], image: str) -> dict[str, Any]:
+    # `.env` also carries optional settings (the world model's endpoint) into every container;
+    # it may be absent when the token comes from the shell.
     return {
         "image": image,
         "command": [*command, "--host", "0.0.0.0", "--port", str(CONTAINER_PORT)],
-        "env_file": [".env"],
+        "env_file": [{"path": ".env", "required": False}],
+        "environment": {"COMPOWORLD_ADMIN_TOKEN": ADMIN_TOKEN_ENV},
     }
 
 
@@ -100,7 +111,10 @@ def render_compose(services: list[str], image: str = DEFAULT_IMAGE) -> str:
         # Only this service builds; Compose knows the others use the image it builds.
         "build": {"context": "."},
         **_common(["orchestrator"], image),
-        "environment": {"COMPOWORLD_SERVICE_URLS_FILE": SERVICE_URLS_PATH},
+        "environment": {
+            "COMPOWORLD_ADMIN_TOKEN": ADMIN_TOKEN_ENV,
+            "COMPOWORLD_SERVICE_URLS_FILE": SERVICE_URLS_PATH,
+        },
         "configs": [{"source": "service-urls", "target": SERVICE_URLS_PATH}],
         "ports": [f"${{CW_PORT:-{CONTAINER_PORT}}}:{CONTAINER_PORT}"],
         "healthcheck": dict(_HEALTHCHECK),
