@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from orchestrator.models import DiscoverMode, Task, Verdict
 
 __all__ = [
+    "ENVIRONMENT_ERROR_CODES",
     "AbortRequest",
     "FinishRequest",
     "FinishResponse",
@@ -19,6 +20,12 @@ __all__ = [
     "ToolCall",
     "ToolResult",
 ]
+
+
+# Tool-result error codes that are the environment's failure, never the policy's: a service that
+# did not answer, or the episode's state gone from a service. A trainer masks such a rollout out
+# of the loss instead of punishing it (DESIGN.md, Completion-Focused Rubric Reward).
+ENVIRONMENT_ERROR_CODES = frozenset({"service_unavailable", "episode_gone"})
 
 
 class OpenRequest(BaseModel):
@@ -106,6 +113,11 @@ class StepResponse(BaseModel):
     state: str = Field(description="open | running | finished | aborted | expired.")
     finish_reason: str = Field(default="", description="Why it ended, when done.")
     steps_left: int = Field(description="Tool-calling turns left.")
+    environment_error: str = Field(
+        default="",
+        description="Why the environment (not the agent) failed this episode, once it has: a call "
+        "answered with one of ENVIRONMENT_ERROR_CODES, or grading that could not read a service.",
+    )
 
 
 class FinishRequest(BaseModel):
@@ -131,3 +143,6 @@ class FinishResponse(BaseModel):
     complete: bool = Field(description="Every criterion passed.")
     state: str = Field(description="finished | aborted.")
     finish_reason: str = Field(description="answered | max_steps | timeout | aborted ...")
+    environment_error: str = Field(
+        default="", description="Why the environment failed this episode (see StepResponse)."
+    )

@@ -21,6 +21,7 @@ from compoworld.errors import CompoWorldError
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 from orchestrator.api import (
+    ENVIRONMENT_ERROR_CODES,
     FinishResponse,
     OpenRequest,
     OpenResponse,
@@ -211,6 +212,7 @@ class Orchestrator:
         results: list[ToolResult] = []
         for call_id, name, _, args in calls:
             result = await self._run_call(rec, name, args)
+            _note_environment_error(rec, name, result)
             content = json.dumps(result, ensure_ascii=False, default=str)
             rec.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
             results.append(ToolResult.model_construct(tool_call_id=call_id, name=name, content=content))
@@ -239,6 +241,7 @@ class Orchestrator:
             state=rec.state.value,
             finish_reason=rec.finish_reason if rec.terminal else "",
             steps_left=rec.steps_left,
+            environment_error=rec.environment_error,
         )
 
     # -- finish / abort ---------------------------------------------------------------
@@ -278,6 +281,7 @@ class Orchestrator:
             await self._grade(rec, "", reason)
         except CompoWorldError as exc:
             log.warning("episode %s: grading at %s failed: %s", rec.id[:8], reason, exc)
+            rec.environment_error = rec.environment_error or f"grading failed at {reason}: {exc}"
             self._fail_all(rec, f"{reason}; grading failed: {exc}")
             rec.advance(S.ABORTED, f"error: grading failed at {reason}")
 
@@ -311,6 +315,7 @@ class Orchestrator:
             complete=rec.complete,
             state=rec.state.value,
             finish_reason=rec.finish_reason,
+            environment_error=rec.environment_error,
         )
 
     # -- reads, release, reaping ------------------------------------------------------
@@ -382,6 +387,16 @@ class Orchestrator:
 
 
 Call = tuple[str, str, Any, "dict[str, Any] | BadArguments"]
+
+
+def _note_environment_error(rec: EpisodeRecord, name: str, result: Any) -> None:
+    """Remember the first tool result that is the environment's failure (ENVIRONMENT_ERROR_CODES)."""
+    error = result.get("error") if isinstance(result, dict) and result.get("success") is False else None
+    if not isinstance(error, dict) or rec.environment_error:
+        return
+    code = error.get("code")
+    if code in ENVIRONMENT_ERROR_CODES:
+        rec.environment_error = f"{name}: {code}: {error.get('message', '')}"[:500]
 
 
 def _assistant_message(assistant: dict[str, Any] | None, calls: list[Call]) -> dict[str, Any]:

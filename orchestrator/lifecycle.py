@@ -88,6 +88,7 @@ class EpisodeRecord:
     score: float = 0.0
     complete: bool = False
     released: bool = False
+    environment_error: str = ""  # first failure of the environment (not the agent), if any
 
     @property
     def terminal(self) -> bool:

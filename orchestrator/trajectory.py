@@ -34,6 +34,7 @@ def to_trajectory(rec: EpisodeRecord) -> Trajectory:
             seed=rec.seed,
             group_id=rec.group_id,
             distractors=list(task.distractors),
+            environment_error=rec.environment_error,
         )
     )
     return Trajectory(
