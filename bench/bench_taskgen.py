@@ -1,4 +1,4 @@
-"""Benchmark: verified cross-service tasks per second (walk + replay + rubric + verification + mutation).
+"""Benchmark: verified tasks per second (plan + replay + rubric + gold, do-nothing, valid and wrong solutions).
 
     python bench/bench_taskgen.py [--library DIR] [--n 500] [--seed 7] [--json OUT]
 
@@ -77,7 +77,11 @@ def main() -> None:
         "check_tasks_per_s": round(len(tasks) / (t4 - t3), 1) if t4 > t3 and tasks else 0.0,
         "share_2plus_services": round(report.multi_service_2, 3),
         "share_3plus_services": round(report.multi_service_3, 3),
-        "mutation_catch_rate": round(report.catch_rate, 3),
+        "valid_variants_complete": round(report.solutions.valid_rate, 4),
+        "wrong_solutions_caught": round(report.solutions.wrong_caught_rate, 4),
+        "noop_mean_rubric_fraction": round(report.solutions.noop_mean, 3),
+        "check_valid_variants_complete": round(check.solutions.valid_rate, 4),
+        "check_wrong_solutions_caught": round(check.solutions.wrong_caught_rate, 4),
         "check_valid": check.valid,
         "python": platform.python_version(),
         "cpus": __import__("os").cpu_count(),

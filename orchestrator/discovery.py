@@ -27,8 +27,10 @@ from compoworld.errors import EpisodeError, ServiceUnavailable
 from compoworld.runtime.service import ServiceRuntime, fail
 from compoworld.settings import Settings
 from orchestrator.errors import InvalidRequest
+from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 
 __all__ = [
+    "SEED_VIEW",
     "EpisodeReader",
     "HttpService",
     "LocalService",
@@ -56,7 +58,13 @@ class ServiceClient(Protocol):
     async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]: ...
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]: ...
     async def dump(self, episode_id: str) -> dict[str, Any]: ...
+    async def state_hash(self, episode_id: str) -> str: ...
+    async def tables(self, episode_id: str) -> dict[str, list[dict[str, Any]]]: ...
     def summary(self) -> dict[str, Any]: ...
+
+
+#: The episode id the admin routes read as the seed view (what every episode forks from).
+SEED_VIEW = "__seed__"
 
 
 def unavailable(service: str, reason: str) -> dict[str, Any]:
@@ -76,6 +84,7 @@ class LocalService:
         self.name = runtime.name
         self.timeout_s = timeout_s
         self._schemas = runtime.tool_schemas()
+        self.seed_cache = SeedCache()
 
     async def tool_schemas(self) -> list[dict[str, Any]]:
         return self._schemas
@@ -98,11 +107,22 @@ class LocalService:
         except TimeoutError:
             return unavailable(self.name, f"no answer within {self.timeout_s:g} s")
 
+    def _reader(self, episode_id: str) -> RuntimeStateReader:
+        eid = None if episode_id == SEED_VIEW else episode_id
+        return RuntimeStateReader({self.name: self.runtime}, eid, self.seed_cache)
+
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        return self.runtime.select(episode_id, table, where)
+        return self.runtime.select(None if episode_id == SEED_VIEW else episode_id, table, where)
 
     async def dump(self, episode_id: str) -> dict[str, Any]:
-        return self.runtime.dump(episode_id)
+        return self.runtime.dump(None if episode_id == SEED_VIEW else episode_id)
+
+    async def state_hash(self, episode_id: str) -> str:
+        """Re-reads only the tables the episode's writes touched (the rest is the cached seed)."""
+        return await self._reader(episode_id).state_hash(self.name)
+
+    async def tables(self, episode_id: str) -> dict[str, list[dict[str, Any]]]:
+        return await self._reader(episode_id).tables(self.name)
 
     def summary(self) -> dict[str, Any]:
         m = self.runtime.manifest
@@ -190,6 +210,7 @@ class HttpService:
         self._admin = {"Authorization": f"Bearer {admin_token}"}
         self._pins: dict[str, str] = {}
         self._schemas: list[dict[str, Any]] | None = None
+        self._seed_tables: dict[str, list[dict[str, Any]]] | None = None
 
     def base(self, episode_id: str | None) -> str:
         if episode_id is None:
@@ -259,6 +280,22 @@ class HttpService:
         if resp.status_code != 200:
             raise EpisodeError(f"{self.name}: state dump answered HTTP {resp.status_code}")
         return dict(resp.json())
+
+    async def state_hash(self, episode_id: str) -> str:
+        url = f"{self.base(episode_id)}/admin/episodes/{episode_id}/hash"
+        resp = await self._request("GET", url, headers=self._admin)
+        if resp.status_code != 200:
+            raise EpisodeError(f"{self.name}: state hash answered HTTP {resp.status_code}")
+        return str(resp.json()["hash"])
+
+    async def tables(self, episode_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Every table of a state; the seed's is fetched once (it never changes while the service runs)."""
+        if episode_id == SEED_VIEW and self._seed_tables is not None:
+            return self._seed_tables
+        tables = dict((await self.dump(episode_id))["tables"])
+        if episode_id == SEED_VIEW:
+            self._seed_tables = tables
+        return tables
 
     def summary(self) -> dict[str, Any]:
         tools = self._schemas or []
@@ -375,6 +412,9 @@ class StateLookupError(LookupError):
 class EpisodeReader:
     """The grader's view of one episode: targeted reads over the admin routes (or in-process)."""
 
+    #: The whole-state guard compares hashes before it asks for tables.
+    remote = True
+
     def __init__(self, directory: ServiceDirectory, episode_id: str) -> None:
         self.directory = directory
         self.episode_id = episode_id
@@ -382,7 +422,23 @@ class EpisodeReader:
     async def select(
         self, service: str, table: str, where: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
+        return await self._read(service, "select", self.episode_id, table, dict(where or {}))
+
+    async def _read(self, service: str, method: str, *args: Any) -> Any:
         try:
-            return await self.directory.get(service).select(self.episode_id, table, dict(where or {}))
+            return await getattr(self.directory.get(service), method)(*args)
         except (EpisodeError, InvalidRequest) as exc:
             raise StateLookupError(str(exc)) from exc
+
+    async def seed_select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        """Rows of the seed view: what "a new row" and "unchanged" are relative to."""
+        return list(await self._read(service, "select", SEED_VIEW, table, dict(where)))
+
+    async def state_hash(self, service: str) -> str:
+        return str(await self._read(service, "state_hash", self.episode_id))
+
+    async def tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
+        return dict(await self._read(service, "tables", self.episode_id))
+
+    async def seed_tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
+        return dict(await self._read(service, "tables", SEED_VIEW))

@@ -86,10 +86,13 @@ def test_generate_writes_tasks_and_a_report(task_file: Path) -> None:
     assert len(lines) == 25 and all(Task.model_validate_json(line) for line in lines)
 
 
-def test_check_reports_every_task_valid_with_the_mutation_rate(task_file: Path, library: Path) -> None:
+def test_check_reports_every_task_valid_with_the_rates_per_solution_kind(
+    task_file: Path, library: Path
+) -> None:
     result = runner.invoke(tasks_app, ["check", str(task_file), "--library", str(library)])
     assert result.exit_code == 0, result.output
-    assert "25" in result.output and "mutation caught" in result.output
+    for line in ("25", "valid variants completed", "wrong solutions caught", "extra_delete", "do-nothing"):
+        assert line in result.output
 
 
 def test_stats_prints_the_distributions(task_file: Path) -> None:

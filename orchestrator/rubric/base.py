@@ -23,9 +23,13 @@ __all__ = [
     "CriterionError",
     "CriterionRegistry",
     "DumpingStateReader",
+    "SeedStateReader",
     "StateReader",
+    "WholeStateReader",
     "criterion_registry",
     "register_criterion",
+    "seed_reader",
+    "whole_state_reader",
 ]
 
 
@@ -43,6 +47,45 @@ class DumpingStateReader(StateReader, Protocol):
     """A reader that can also return a service's whole typed state (``{"tables", "hash"}``)."""
 
     async def dump(self, service: str) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class SeedStateReader(StateReader, Protocol):
+    """A reader that can also read the seed a service's episodes fork from (what "new" is relative to)."""
+
+    async def seed_select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        """Rows of the seed view matching ``where`` (never an episode's)."""
+        ...
+
+
+@runtime_checkable
+class WholeStateReader(SeedStateReader, Protocol):
+    """A reader the whole-state guard can use: a state hash, then (only if it differs) every table."""
+
+    async def state_hash(self, service: str) -> str:
+        """The runtime's canonical hash of the episode's state in ``service``."""
+        ...
+
+    async def tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
+        """Every table of the episode's state (``action_log`` included), rows sorted by key."""
+        ...
+
+    async def seed_tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
+        """Every table of the seed view."""
+        ...
+
+
+def seed_reader(reader: StateReader) -> SeedStateReader:
+    """The reader as a SeedStateReader, or a CriterionError saying the check needs one."""
+    if not isinstance(reader, SeedStateReader):
+        raise CriterionError(f"{type(reader).__name__} cannot read the seed state this check compares with")
+    return reader
+
+
+def whole_state_reader(reader: StateReader) -> WholeStateReader:
+    if not isinstance(reader, WholeStateReader):
+        raise CriterionError(f"{type(reader).__name__} cannot read whole states for the collateral guard")
+    return reader
 
 
 class CriterionError(ValueError):
@@ -124,6 +167,16 @@ criterion_registry = CriterionRegistry(
             "action_logged": "ActionLogged",
             "action_absent": "ActionAbsent",
             "answer_contains": "AnswerContains",
+        }.items()
+    }
+    | {
+        name: f"orchestrator.rubric.{module}:{cls}"
+        for name, (module, cls) in {
+            "row_created": ("rows", "RowCreated"),
+            "row_updated": ("rows", "RowUpdated"),
+            "state_guard": ("guard", "StateGuard"),
+            "answer_value": ("answer_kinds", "AnswerValue"),
+            "answer_row_field": ("answer_kinds", "AnswerRowField"),
         }.items()
     }
 )

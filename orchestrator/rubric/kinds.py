@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.rubric.base import Check, Criterion, StateReader, register_criterion
-from orchestrator.rubric.normalize import answer_contains, same_value
+from orchestrator.rubric.normalize import answer_contains, covers, same_value
 
 __all__ = [
     "ActionAbsent",
@@ -119,9 +119,7 @@ class RowUnchanged(Criterion):
 
 
 def _matches(logged: Any, expected: dict[str, Any]) -> bool:
-    return isinstance(logged, dict) and all(
-        k in logged and same_value(v, logged[k]) for k, v in expected.items()
-    )
+    return isinstance(logged, dict) and covers(expected, logged)
 
 
 @register_criterion("action_logged")

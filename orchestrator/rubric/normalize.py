@@ -1,43 +1,29 @@
-"""Value comparison for grading: case, whitespace and number formatting never decide a verdict.
+"""Value comparison for grading: case, whitespace, number and date formatting never decide a verdict.
 
-An agent that answers "The total is $1,234.50" for an expected ``1234.5``, or writes
-"ADA.CHEN@example.com" for ``ada.chen@example.com``, has the value right.
+An agent that writes "ADA.CHEN@example.com" for ``ada.chen@example.com``, ``120`` for
+``120.0`` or ``2025-05-01T00:00:00Z`` into a date column for ``2025-05-01`` has the value
+right. Free-text answers are read by ``orchestrator.rubric.answers``.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import math
-import re
-import unicodedata
 from typing import Any
 
-__all__ = ["answer_contains", "normalize_text", "numbers_in", "same_value", "value_text"]
+from orchestrator.rubric.answers import kind_of, normalize, parse_stamp, states
+from orchestrator.rubric.answers import numbers_in as _typed_numbers
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
-_SPACES = re.compile(r"\s+")
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
-_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_ISO_DATETIME = re.compile(
-    r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$"
-)
+__all__ = ["answer_contains", "covers", "normalize_text", "numbers_in", "same_value", "value_text"]
 
 
 def normalize_text(text: str) -> str:
     """NFKC, case-folded, typographic quotes straightened, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
-    return _SPACES.sub(" ", text).strip()
+    return normalize(text)
 
 
 def numbers_in(text: str) -> list[float]:
-    """Every number written in ``text`` (thousands separators allowed)."""
-    out: list[float] = []
-    for match in _NUMBER.findall(text):
-        try:
-            out.append(float(match.replace(",", "")))
-        except ValueError:
-            continue
-    return out
+    """Every number written in ``text`` (thousands separators allowed; codes and dates are not numbers)."""
+    return [value for value, _ in _typed_numbers(text)]
 
 
 def _is_number(value: Any) -> bool:
@@ -48,12 +34,26 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.005)
 
 
+def _same_stamp(expected: str, actual: str) -> bool | None:
+    """Dates by the day they name, date-times by instant; None when either is not a date."""
+    want, got = parse_stamp(expected), parse_stamp(actual)
+    if want is None or got is None:
+        return None
+    if want[1] is None or got[1] is None:
+        return want[0] == got[0]
+    return want[1] == got[1]
+
+
 def same_value(expected: Any, actual: Any) -> bool:
-    """Equality for state checks: numbers numerically, strings up to case and spacing, the rest exactly."""
+    """Equality for state checks: numbers numerically, dates by what they denote, strings up to case and
+    spacing, containers element-wise, the rest exactly."""
     if _is_number(expected) and _is_number(actual):
         return _close(float(expected), float(actual))
     if isinstance(expected, str) and isinstance(actual, str):
-        return normalize_text(expected) == normalize_text(actual)
+        if normalize(expected) == normalize(actual):
+            return True
+        both_dates = expected[:1].isdigit() and actual[:1].isdigit()
+        return bool(_same_stamp(expected, actual)) if both_dates else False
     if isinstance(expected, dict) and isinstance(actual, dict):
         return expected.keys() == actual.keys() and all(same_value(v, actual[k]) for k, v in expected.items())
     if isinstance(expected, list) and isinstance(actual, list):
@@ -61,6 +61,17 @@ def same_value(expected: Any, actual: Any) -> bool:
             same_value(a, b) for a, b in zip(expected, actual, strict=True)
         )
     return bool(expected == actual)
+
+
+def covers(expected: Any, actual: Any) -> bool:
+    """Whether ``actual`` holds at least ``expected``: every key of a dict (recursively), the value otherwise.
+
+    A call with an extra sensible field covers the call it was expected to be."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and covers(v, actual[k]) for k, v in expected.items()
+        )
+    return same_value(expected, actual)
 
 
 def value_text(value: Any) -> str:
@@ -72,40 +83,6 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
-def _date_variants(value: str) -> list[str]:
-    match = _ISO_DATE.match(value)
-    if not match:
-        return []
-    try:
-        day = dt.date(int(match[1]), int(match[2]), int(match[3]))
-    except ValueError:
-        return []
-    month = day.strftime("%B")
-    return [
-        f"{month} {day.day}, {day.year}",
-        f"{day.day} {month} {day.year}",
-        f"{month} {day.day} {day.year}",
-    ]
-
-
 def answer_contains(answer: str, value: Any) -> bool:
-    """Whether a free-text answer states ``value`` (numbers by value, dates in common spellings)."""
-    text = normalize_text(answer)
-    if _is_number(value):
-        return any(_close(float(value), n) for n in numbers_in(answer))
-    if isinstance(value, bool):
-        words = {"yes", "true"} if value else {"no", "false"}
-        return any(re.search(rf"\b{w}\b", text) for w in words)
-    if value is None:
-        return False
-    needle = normalize_text(value_text(value))
-    if not needle:
-        return False
-    if needle in text:
-        return True
-    if isinstance(value, str):
-        stamp = _ISO_DATETIME.match(value)
-        if stamp:
-            return stamp[1] in text and stamp[2] in text
-        return any(normalize_text(v) in text for v in _date_variants(value))
-    return False
+    """Whether a free-text answer states ``value``, read by its type (see ``answers.states``)."""
+    return states(answer, value, kind_of(value))

@@ -1,22 +1,112 @@
-"""A StateReader over in-process ServiceRuntimes (task generation, verification, the embedded mesh)."""
+"""A StateReader over in-process ServiceRuntimes (task generation, verification, the embedded mesh).
+
+Whole-state reads are the costly part of grading (a dump reads every table). An episode
+forked from the seed differs from it only in tables a successful write touched, and the
+runtime's write log says which those were, so ``tables`` and ``state_hash`` re-read only
+those and take every other table's rows and canonical text from a ``SeedCache`` shared
+across a whole run. The hash is the runtime's own (``canonical_hash`` of every table), and
+the tests compare the two.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.rubric.base import CriterionError
 
-__all__ = ["RuntimeStateReader"]
+__all__ = ["ACTION_LOG", "RuntimeStateReader", "SeedCache", "dirty_tables"]
+
+ACTION_LOG = "action_log"
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class SeedCache:
+    """Seed rows and their canonical text per (service, table): the seed never changes during a run."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._by_raw: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
+        self._text: dict[tuple[str, str], str] = {}
+        self._hash: dict[str, str] = {}
+
+    def rows(self, runtime: ServiceRuntime, table: str) -> list[dict[str, Any]]:
+        key = (runtime.name, table)
+        if key not in self._rows:
+            self._rows[key] = runtime.select(None, table, None)
+        return self._rows[key]
+
+    def by_raw(self, runtime: ServiceRuntime, table: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+        """Stored (undecoded) row -> the cached decoded seed row, for an entity table."""
+        key = (runtime.name, table)
+        if key not in self._by_raw:
+            spec = runtime.store.tables[table]
+            raw = runtime.store.seed_view().conn.execute(spec.sql_all).fetchall()
+            self._by_raw[key] = dict(zip(raw, self.rows(runtime, table), strict=True))
+        return self._by_raw[key]
+
+    def text(self, runtime: ServiceRuntime, table: str) -> str:
+        key = (runtime.name, table)
+        if key not in self._text:
+            self._text[key] = _canonical(self.rows(runtime, table))
+        return self._text[key]
+
+    def tables(self, runtime: ServiceRuntime) -> dict[str, list[dict[str, Any]]]:
+        return {t: self.rows(runtime, t) for t in [*sorted(runtime.store.tables), ACTION_LOG]}
+
+    def state_hash(self, runtime: ServiceRuntime) -> str:
+        if runtime.name not in self._hash:
+            parts = [f"{_canonical(t)}:{self.text(runtime, t)}" for t in sorted(self.tables(runtime))]
+            self._hash[runtime.name] = hashlib.sha256(("{" + ",".join(parts) + "}").encode()).hexdigest()
+        return self._hash[runtime.name]
+
+
+def dirty_tables(runtime: ServiceRuntime, episode_id: str) -> set[str]:
+    """Tables an episode forked from the seed may have changed: those its successful writes touched.
+
+    An implemented write changes its entity's table, a simulated one the action log; any
+    other backend (a state transition) may touch more, so it marks every table.
+    """
+    dirty: set[str] = set()
+    everything = {*runtime.store.tables, ACTION_LOG}
+    for entry in runtime.write_log(episode_id):
+        if not entry.get("success"):
+            continue
+        bound = runtime.tools.get(str(entry.get("tool")))
+        backend = entry.get("backend")
+        if bound is not None and backend == "implemented" and bound.table is not None:
+            dirty.add(bound.table.name)
+        elif backend == "simulated":
+            dirty.add(ACTION_LOG)
+        else:
+            return everything
+    return dirty
 
 
 class RuntimeStateReader:
-    """Reads one episode's state (or the seed view, for ``episode_id=None``) across several services."""
+    """Reads one episode's state (or the seed view, for ``episode_id=None``) across several services.
 
-    def __init__(self, runtimes: Mapping[str, ServiceRuntime], episode_id: str | None) -> None:
+    A service the episode never forked (a session forks lazily) is read as its seed, which
+    is what it would hold: nothing was written there. A reader is one grading pass: the
+    episode does not change under it, so each changed table is read once and kept.
+    """
+
+    #: Reads are in-process: diffing tables is cheaper than hashing them first.
+    remote = False
+
+    def __init__(
+        self, runtimes: Mapping[str, ServiceRuntime], episode_id: str | None, cache: SeedCache | None = None
+    ) -> None:
         self.runtimes = runtimes
         self.episode_id = episode_id
+        self.cache = cache or SeedCache()
+        self._tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
 
     def _runtime(self, service: str) -> ServiceRuntime:
         runtime = self.runtimes.get(service)
@@ -24,16 +114,73 @@ class RuntimeStateReader:
             raise CriterionError(f"unknown service '{service}'")
         return runtime
 
-    async def select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        runtime = self._runtime(service)
-        if table != "action_log" and table not in runtime.store.tables:
+    def _episode(self, runtime: ServiceRuntime) -> str | None:
+        eid = self.episode_id
+        return eid if eid is not None and runtime.has_episode(eid) else None
+
+    def _check(self, runtime: ServiceRuntime, service: str, table: str, where: dict[str, Any]) -> None:
+        if table == ACTION_LOG:
+            return
+        if table not in runtime.store.tables:
             raise CriterionError(f"service '{service}' has no table '{table}'")
-        columns = runtime.store.tables[table].column_set if table != "action_log" else None
-        if columns is not None and not set(where) <= columns:
+        columns = runtime.store.tables[table].column_set
+        if not set(where) <= columns:
             raise CriterionError(
                 f"table '{table}' of '{service}' has no column {sorted(set(where) - columns)}"
             )
-        return runtime.select(self.episode_id, table, where)
+
+    async def select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        runtime = self._runtime(service)
+        self._check(runtime, service, table, where)
+        if not where:
+            return list((await self.tables(service))[table])
+        return runtime.select(self._episode(runtime), table, where)
+
+    async def seed_select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        runtime = self._runtime(service)
+        self._check(runtime, service, table, where)
+        if not where:
+            return list(self.cache.rows(runtime, table))
+        return runtime.select(None, table, where)
+
+    def _dirty(self, runtime: ServiceRuntime) -> tuple[str | None, set[str]]:
+        eid = self._episode(runtime)
+        return eid, dirty_tables(runtime, eid) if eid is not None else set()
+
+    async def state_hash(self, service: str) -> str:
+        runtime = self._runtime(service)
+        _, dirty = self._dirty(runtime)
+        if not dirty:
+            return self.cache.state_hash(runtime)
+        tables = await self.tables(service)
+        parts = [
+            f"{_canonical(t)}:{_canonical(tables[t]) if t in dirty else self.cache.text(runtime, t)}"
+            for t in sorted(tables)
+        ]
+        return hashlib.sha256(("{" + ",".join(parts) + "}").encode()).hexdigest()
+
+    async def tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
+        """Every table; those no write touched are the cached seed lists themselves (compare by identity)."""
+        if service not in self._tables:
+            runtime = self._runtime(service)
+            eid, dirty = self._dirty(runtime)
+            seed = self.cache.tables(runtime)
+            self._tables[service] = {
+                t: self._read(runtime, eid, t) if t in dirty else rows for t, rows in seed.items()
+            }
+        return self._tables[service]
+
+    def _read(self, runtime: ServiceRuntime, episode_id: str | None, table: str) -> list[dict[str, Any]]:
+        """A changed table's rows; a row still stored exactly as in the seed is the seed's own dict."""
+        spec = runtime.store.tables.get(table)
+        if spec is None or episode_id is None:
+            return runtime.select(episode_id, table, None)
+        seed = self.cache.by_raw(runtime, table)
+        raw = runtime.store.get(episode_id, create=False).conn.execute(spec.sql_all).fetchall()
+        return [seed.get(r) or spec.decode(r) for r in raw]
+
+    async def seed_tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
+        return self.cache.tables(self._runtime(service))
 
     async def dump(self, service: str) -> dict[str, Any]:
         return self._runtime(service).dump(self.episode_id)

@@ -11,9 +11,10 @@ from pydantic import BaseModel, Field
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.graph.build import library_version
 from orchestrator.models import Task
+from orchestrator.rubric.readers import SeedCache
 from orchestrator.tasks.seeds import SeedIndex
 from orchestrator.tasks.taskfile import TaskFileError
-from orchestrator.tasks.verify import TaskCheck, check_task
+from orchestrator.tasks.verify import SolutionRates, TaskCheck, check_task
 
 __all__ = ["CheckReport", "InvalidTask", "check_tasks"]
 
@@ -35,18 +36,15 @@ class CheckReport(BaseModel):
         default_factory=list, description="Tasks that parse but do not verify."
     )
     bad_lines: list[TaskFileError] = Field(default_factory=list, description="Lines that are not tasks.")
-    mutation_checked: int = Field(default=0, description="Valid tasks with a mutation tried.")
-    mutation_caught: int = Field(default=0, description="Of those, caught by their rubric.")
+    solutions: SolutionRates = Field(
+        default_factory=SolutionRates, description="Valid variants and wrong solutions judged, per kind."
+    )
     other_library: int = Field(default=0, description="Tasks generated on a different library version.")
     seconds: float = Field(default=0.0, description="Wall time.")
 
     @property
     def ok(self) -> bool:
         return not self.invalid and not self.bad_lines and self.valid > 0
-
-    @property
-    def catch_rate(self) -> float:
-        return self.mutation_caught / self.mutation_checked if self.mutation_checked else 0.0
 
 
 def check_tasks(
@@ -58,24 +56,23 @@ def check_tasks(
     """Verify each (line, task) in one event loop; an unexpected failure is reported against its line."""
     version = library_version([r.manifest for r in runtimes.values()])
     seeds = SeedIndex(runtimes)
+    cache = SeedCache()
     report = CheckReport(lines=len(tasks) + len(bad_lines), bad_lines=list(bad_lines))
     start = time.perf_counter()
 
     async def main() -> None:
         for done, (line, task) in enumerate(tasks, start=1):
             try:
-                check = await check_task(task, runtimes, seeds)
+                check = await check_task(task, runtimes, seeds, cache=cache)
             except Exception as exc:  # a hand-edited task must not crash the whole check
                 check = TaskCheck(
                     task_id=task.id, valid=False, reasons=[f"cannot be replayed: {type(exc).__name__}: {exc}"]
                 )
             if task.meta.library_version and task.meta.library_version != version:
                 report.other_library += 1
+            report.solutions.add(check)
             if check.valid:
                 report.valid += 1
-                if check.mutation_caught is not None:
-                    report.mutation_checked += 1
-                    report.mutation_caught += int(check.mutation_caught)
             else:
                 report.invalid.append(InvalidTask(line=line, task_id=task.id, reasons=check.reasons))
             if progress is not None:

@@ -17,6 +17,7 @@ from orchestrator.tasks.check import CheckReport, check_tasks
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks
 from orchestrator.tasks.stats import task_stats
 from orchestrator.tasks.taskfile import read_tasks, write_tasks
+from orchestrator.tasks.verify import SolutionRates
 
 __all__ = ["tasks_app"]
 
@@ -57,15 +58,27 @@ def _progress(console: Console) -> Progress:
     )
 
 
+def _solution_rows(table: Table, rates: SolutionRates) -> None:
+    """Valid variants completed and wrong solutions caught, per kind, and the do-nothing fraction."""
+    for family, title in (("valid", "valid variants completed"), ("wrong", "wrong solutions caught")):
+        kinds = {k: r for k, r in rates.kinds.items() if r.family == family}
+        if not kinds:
+            continue
+        ok, n = sum(r.as_expected for r in kinds.values()), sum(r.applied for r in kinds.values())
+        table.add_row(title, f"{ok}/{n} ({ok / n:.1%})")
+        for kind, rate in kinds.items():
+            table.add_row(f"  {kind}", f"{rate.as_expected}/{rate.applied} ({rate.rate:.1%})")
+    if rates.noop_tasks:
+        table.add_row("do-nothing mean rubric fraction", f"{rates.noop_mean:.3f}")
+
+
 def _generation_table(report: GenerationReport) -> Table:
     table = Table(title="task generation", show_header=False)
     table.add_row(
         "tasks", f"{report.produced} of {report.requested} ({report.indices} indices, {report.walks} walks)"
     )
     table.add_row("touching 2+ / 3+ services", f"{report.multi_service_2:.0%} / {report.multi_service_3:.0%}")
-    table.add_row(
-        "mutation caught", f"{report.mutation_caught}/{report.mutation_checked} ({report.catch_rate:.1%})"
-    )
+    _solution_rows(table, report.solutions)
     table.add_row("verified tasks/s", f"{report.tasks_per_s:.1f} ({report.seconds:.1f} s)")
     table.add_row("cross-service edges", str(report.cross_service_edges))
     if report.held_out:
@@ -92,7 +105,9 @@ def generate(
     paraphrase: Annotated[
         bool, typer.Option(help="Paraphrase with the configured LLM endpoint, if any.")
     ] = True,
-    mutation_check: Annotated[bool, typer.Option(help="Run the mutation check on every task.")] = True,
+    solution_check: Annotated[
+        bool, typer.Option(help="Run every valid variant and wrong solution on each task before keeping it.")
+    ] = True,
 ) -> None:
     """Random walks over the dependency graph, executed on forks, kept only if their rubric verifies."""
     console = _console()
@@ -110,7 +125,7 @@ def generate(
             max_len=max_len,
             split_services=split,
             today=today or settings.default_today,
-            mutation_check=mutation_check,
+            solution_check=solution_check,
         )
         with _progress(console) as progress:
             bar = progress.add_task("generating tasks", total=n)
@@ -145,9 +160,7 @@ def _check_table(report: CheckReport) -> Table:
     table.add_row("valid tasks", f"[green]{report.valid}[/green]")
     table.add_row("invalid tasks", f"[red]{len(report.invalid)}[/red]" if report.invalid else "0")
     table.add_row("unreadable lines", f"[red]{len(report.bad_lines)}[/red]" if report.bad_lines else "0")
-    table.add_row(
-        "mutation caught", f"{report.mutation_caught}/{report.mutation_checked} ({report.catch_rate:.1%})"
-    )
+    _solution_rows(table, report.solutions)
     if report.other_library:
         table.add_row("built on another library version", str(report.other_library))
     table.add_row("seconds", f"{report.seconds:.2f}")
@@ -159,7 +172,7 @@ def check(
     file: Annotated[Path, typer.Argument(help="Task file (JSONL).")],
     library: LibraryOpt = None,
 ) -> None:
-    """Re-verify every task: gold replay passes, doing nothing fails, the mutation is caught."""
+    """Re-verify every task: gold and valid variants complete, doing nothing and wrong solutions do not."""
     console = _console()
     if not file.is_file():
         console.print(f"[red]no task file {file}[/red]")

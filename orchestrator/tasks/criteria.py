@@ -1,58 +1,90 @@
-"""Turn an executed walk into rubric criteria: state checks per write, answer checks, collateral guards.
+"""Turn a gold solution's effect into rubric criteria that cannot be gamed.
 
-State checks compare each row the walk wrote against the seed: a created row must exist
-with the fields the walk set, a deleted row must be gone, an updated field must hold its
-new value (only fields that really changed, so doing nothing fails them). Guards pin rows
-of the same tables the walk had no business touching. Every check is built from the
-*final* state of the replay, so a row created and then updated is checked once, as it ends.
+The criteria are read off the *difference* between the gold replay's final state and the
+seed, service by service, never off what the tools were supposed to do, so a state
+transition or a side-effect row is graded like any other write:
+
+- a new row: ``row_created`` with the values the task determines (the fields its calls set),
+  passing only for a key the seed does not hold;
+- a changed row: ``row_updated`` with the new values, guarding every other field;
+- a deleted row: ``row_absent``; a simulated write: ``action_logged``;
+- one ``state_guard`` over every mounted service, distractors included, allowing exactly
+  these changes;
+- a write a business rule said not to make: a guard that it did not happen;
+- the report: ``answer_value`` / ``answer_row_field``, read by type.
+
+Guards pass when the agent does nothing, so together they weigh ``GUARD_SHARE`` of the
+criteria that fail then: a do-nothing rollout scores that share, never more.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compoworld.manifest import EntityDef, ToolDef
-from compoworld.runtime.service import ServiceRuntime
-from orchestrator.graph.model import ToolNode
-from orchestrator.models import CriterionLabel, CriterionSpec, WalkStep
+from compoworld.manifest import EntityDef, ServiceManifest, ToolDef
+from orchestrator.models import CriterionLabel, CriterionSpec
+from orchestrator.rubric.answer_kinds import AnswerRowField, AnswerValue
+from orchestrator.rubric.answers import AnswerKind, CodeType
 from orchestrator.rubric.base import Criterion
-from orchestrator.rubric.kinds import (
-    ActionAbsent,
-    ActionLogged,
-    AnswerContains,
-    FieldEquals,
-    RowAbsent,
-    RowExists,
-    RowUnchanged,
+from orchestrator.rubric.guard import (
+    ActionAllowance,
+    RowAllowance,
+    ServiceExpectation,
+    StateGuard,
+    TableAllowance,
+    key_of,
+    table_changes,
 )
-from orchestrator.tasks.execute import Session
-from orchestrator.tasks.replay import ReplayResult
-from orchestrator.tasks.seeds import SeedIndex, value_key
-from orchestrator.tasks.walkstate import coerce_key
+from orchestrator.rubric.kinds import ActionAbsent, ActionLogged, RowAbsent, RowUnchanged
+from orchestrator.rubric.readers import ACTION_LOG, RuntimeStateReader
+from orchestrator.rubric.rows import RowCreated, RowUpdated
+from orchestrator.tasks.seeds import value_key
 
-__all__ = ["build_rubric", "set_columns"]
+__all__ = ["GUARD_SHARE", "AnswerSpec", "GoldWrite", "SkippedWrite", "build_rubric", "set_columns"]
 
-MAX_GUARDS = 2
+#: Total importance of the collateral guards, as a share of the criteria doing nothing fails.
+GUARD_SHARE = 0.1
 
 
 @dataclass
-class _Touched:
+class GoldWrite:
+    """One executed write of the gold solution."""
+
     service: str
-    entity: EntityDef
-    key: Any
-    fields: set[str] = field(default_factory=set)
+    tool: ToolDef
+    entity: EntityDef | None
+    args: dict[str, Any]
+    result: Any
 
 
-def _scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool))
+@dataclass
+class SkippedWrite:
+    """A write a rule of the task said not to make (the branch not taken)."""
+
+    service: str
+    tool: ToolDef
+    entity: EntityDef | None
+    args: dict[str, Any]
+
+
+@dataclass
+class AnswerSpec:
+    """One value the final report must state."""
+
+    what: str
+    kind: AnswerKind = "text"
+    value: Any = None
+    code_type: CodeType | None = None
+    rivals: list[Any] = field(default_factory=list)
+    source: str | None = None
+    #: for a value the service produces (a new record's number): (service, table, pk, where, field)
+    row: tuple[str, str, str, dict[str, Any], str] | None = None
 
 
 def _checkable(value: Any) -> bool:
-    """Values a row check can match on: scalars, and JSON values (stored canonically, so equal text)."""
-    return _scalar(value) or (isinstance(value, (list, dict)) and bool(value))
+    return isinstance(value, (str, int, float, bool)) or (isinstance(value, (list, dict)) and bool(value))
 
 
 def set_columns(tool: ToolDef, entity: EntityDef, args: dict[str, Any]) -> dict[str, Any]:
@@ -90,152 +122,159 @@ class _Builder:
             )
         )
 
+    def weigh_guards(self) -> None:
+        fails = sum(s.importance for s in self.specs if s.label == "no_op_fail")
+        guards = [s for s in self.specs if s.label == "no_op_pass"]
+        for spec in guards:
+            spec.importance = round(GUARD_SHARE * max(fails, 1.0) / len(guards), 6)
 
-def _touched_rows(
-    steps: Sequence[WalkStep],
-    nodes: Sequence[ToolNode],
-    replayed: ReplayResult,
-    runtimes: Mapping[str, ServiceRuntime],
-) -> list[_Touched]:
-    touched: dict[tuple[str, str, str], _Touched] = {}
-    for i, node in enumerate(nodes):
-        args, data = replayed.args[i], replayed.results[i]
-        if args is None or node.kind != "write" or node.backend != "implemented":
+
+def _stamps(entity: EntityDef | None) -> list[str]:
+    return sorted(c.name for c in entity.columns if c.read_only and not c.primary_key) if entity else []
+
+
+def _created_fields(writes: Sequence[GoldWrite], service: str, table: str) -> dict[str, set[str]]:
+    """Key of each row a create made -> the columns the task's calls set on it (later updates included)."""
+    out: dict[str, set[str]] = {}
+    for w in writes:
+        if w.service != service or w.entity is None or w.entity.table != table:
             continue
-        manifest = runtimes[node.service].manifest
-        tool, entity = manifest.tool(node.tool), manifest.entity(node.entity or "")
-        if tool is None or entity is None:
-            continue
-        if node.operation == "create":
-            key = data.get(entity.pk) if isinstance(data, dict) else None
-        else:
-            key = coerce_key(entity, args.get(tool.pk_arg or ""))
-        if key is None:
-            continue
-        row = touched.setdefault(
-            (node.service, entity.table, value_key(key)), _Touched(node.service, entity, key)
-        )
-        if node.operation in ("create", "update"):
-            row.fields |= set(set_columns(tool, entity, args))
-    return list(touched.values())
-
-
-def _state_checks(b: _Builder, rows: list[_Touched], session: Session, seeds: SeedIndex) -> None:
-    for t in rows:
-        entity = t.entity
-        final = session.select(t.service, entity.table, {entity.pk: t.key})
-        seed = seeds.row(t.service, entity, t.key)
-        if final and seed is None:
-            where = {f: final[0][f] for f in sorted(t.fields) if _checkable(final[0].get(f))} or {
-                entity.pk: t.key
-            }
-            expected = len(session.select(t.service, entity.table, where))
-            if len(session.runtimes[t.service].select(None, entity.table, where)) < expected:
-                b.add(RowExists(table=entity.table, where=where, min_count=expected), "no_op_fail", t.service)
-        elif not final and seed is not None:
-            b.add(RowAbsent(table=entity.table, where={entity.pk: t.key}), "no_op_fail", t.service)
-        elif final and seed is not None:
-            for f in sorted(t.fields):
-                # a field set to the value it already had is a guard: doing nothing keeps it, a wrong value breaks it
-                label: CriterionLabel = "no_op_fail" if final[0].get(f) != seed.get(f) else "no_op_pass"
-                b.add(
-                    FieldEquals(table=entity.table, pk=entity.pk, key=t.key, field=f, value=final[0].get(f)),
-                    label,
-                    t.service,
-                )
-
-
-def _skipped_branch(
-    b: _Builder,
-    step: WalkStep,
-    node: ToolNode,
-    session: Session,
-    seeds: SeedIndex,
-    runtimes: Mapping[str, ServiceRuntime],
-) -> None:
-    """Guards for a conditional write whose condition did not hold: it must not have happened."""
-    manifest = runtimes[node.service].manifest
-    tool, entity = manifest.tool(node.tool), manifest.entity(node.entity or "")
-    if node.backend != "implemented" or tool is None or entity is None:
-        b.add(ActionAbsent(tool=node.tool, arguments=step.arguments), "no_op_pass", node.service)
-    elif node.operation == "create":
-        where = {k: v for k, v in sorted(set_columns(tool, entity, step.arguments).items()) if _scalar(v)}
-        seeded = session.runtimes[node.service].select(None, entity.table, where) if where else [None]
-        if where and not seeded and not session.select(node.service, entity.table, where):
-            b.add(RowAbsent(table=entity.table, where=where), "no_op_pass", node.service)
-    else:
-        key = coerce_key(entity, step.arguments.get(tool.pk_arg or ""))
-        final = session.select(node.service, entity.table, {entity.pk: key})
-        if final and final[0] == seeds.row(node.service, entity, key):
-            b.add(
-                RowUnchanged(table=entity.table, pk=entity.pk, key=key, expected=final[0]),
-                "no_op_pass",
-                node.service,
+        if (
+            w.tool.operation == "create"
+            and isinstance(w.result, dict)
+            and w.result.get(w.entity.pk) is not None
+        ):
+            out.setdefault(value_key(w.result[w.entity.pk]), set()).update(
+                set_columns(w.tool, w.entity, w.args)
             )
+        elif w.tool.operation == "update":
+            key = w.args.get(w.tool.pk_arg or "")
+            if key is not None and value_key(key) in out:
+                out[value_key(key)].update(set_columns(w.tool, w.entity, w.args))
+    return out
 
 
-def _guards(
+async def _service_changes(
     b: _Builder,
-    rng: random.Random,
-    rows: list[_Touched],
-    nodes: Sequence[ToolNode],
-    session: Session,
-    seeds: SeedIndex,
-    runtimes: Mapping[str, ServiceRuntime],
-) -> None:
-    """Collateral guards: untouched seed rows of written tables (or, for read-only walks, the rows read)."""
-    touched = {(t.service, t.entity.table, value_key(t.key)) for t in rows}
-    tables: list[tuple[str, EntityDef]] = []
-    for t in rows:
-        if (t.service, t.entity) not in tables:
-            tables.append((t.service, t.entity))
-    if not tables:
-        for node in nodes[:1]:
-            entity = runtimes[node.service].manifest.entity(node.entity or "")
-            if entity is not None:
-                tables.append((node.service, entity))
-    per_table = max(1, MAX_GUARDS // max(1, len(tables)))
-    count = 0
-    for service, entity in tables:
-        seed_rows = [
-            r
-            for r in seeds.rows(service, entity.table)
-            if (service, entity.table, value_key(r.get(entity.pk))) not in touched
-        ]
-        for row in rng.sample(seed_rows, min(per_table, len(seed_rows))):
-            if count >= MAX_GUARDS:
-                return
-            final = session.select(service, entity.table, {entity.pk: row[entity.pk]})
-            if final and final[0] == row:
-                b.add(
-                    RowUnchanged(table=entity.table, pk=entity.pk, key=row[entity.pk], expected=row),
-                    "no_op_pass",
-                    service,
-                )
-                count += 1
+    reader: RuntimeStateReader,
+    manifest: ServiceManifest,
+    writes: Sequence[GoldWrite],
+) -> ServiceExpectation:
+    svc = manifest.name
+    final, seed = await reader.tables(svc), await reader.seed_tables(svc)
+    expect = ServiceExpectation(
+        hash=await reader.state_hash(svc), seed_hash=reader.cache.state_hash(reader.runtimes[svc])
+    )
+    by_table = {e.table: e for e in manifest.entities}
+    for table in sorted(final):
+        rows, before = final[table], seed.get(table, [])
+        if rows is before or rows == before:
+            continue
+        if table == ACTION_LOG:
+            seen = {r.get("seq") for r in before}
+            for entry in rows:
+                if entry.get("seq") not in seen:
+                    raw = entry.get("arguments")
+                    args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                    expect.actions.append(ActionAllowance(tool=str(entry.get("tool")), arguments=args))
+                    b.add(ActionLogged(tool=str(entry.get("tool")), arguments=args), "no_op_fail", svc)
+            continue
+        entity = by_table.get(table)
+        if entity is None:
+            continue
+        stamps = _stamps(entity)
+        created, deleted, changed = table_changes(rows, before, entity.pk, set(stamps))
+        allow = TableAllowance(pk=entity.pk, creates=len(created), deletes=deleted, stamps=stamps)
+        fields = _created_fields(writes, svc, table)
+        for row in created:
+            set_fields = fields.get(value_key(row.get(entity.pk)), set())
+            where = {f: row[f] for f in sorted(set_fields) if _checkable(row.get(f))}
+            b.add(RowCreated(table=table, pk=entity.pk, where=where), "no_op_fail", svc)
+        for key in deleted:
+            b.add(RowAbsent(table=table, where={entity.pk: key}), "no_op_fail", svc)
+        after = {key_of(r.get(entity.pk)): r for r in rows}
+        for key, cols in sorted(changed.items(), key=lambda kv: str(kv[0])):
+            row = after[key]
+            allow.updates.append(RowAllowance(key=row[entity.pk], columns=cols))
+            values = {c: row.get(c) for c in cols}
+            b.add(
+                RowUpdated(table=table, pk=entity.pk, key=row[entity.pk], set=values, stamps=stamps),
+                "no_op_fail",
+                svc,
+            )
+        expect.tables[table] = allow
+    return expect
 
 
-def build_rubric(
-    rng: random.Random,
-    steps: Sequence[WalkStep],
-    nodes: Sequence[ToolNode],
-    replayed: ReplayResult,
-    answers: Sequence[tuple[str, Any]],
-    session: Session,
-    seeds: SeedIndex,
-    runtimes: Mapping[str, ServiceRuntime],
+async def _skipped(b: _Builder, reader: RuntimeStateReader, skip: SkippedWrite) -> None:
+    """A guard that a write the rule ruled out did not happen (the state guard catches it too)."""
+    tool, entity, svc = skip.tool, skip.entity, skip.service
+    if tool.backend != "implemented" or entity is None:
+        b.add(ActionAbsent(tool=tool.name, arguments=skip.args), "no_op_pass", svc)
+        return
+    if tool.operation == "create":
+        where = {
+            k: v
+            for k, v in sorted(set_columns(tool, entity, skip.args).items())
+            if isinstance(v, (str, int, float))
+        }
+        if (
+            where
+            and not await reader.seed_select(svc, entity.table, where)
+            and not await reader.select(svc, entity.table, where)
+        ):
+            b.add(RowAbsent(table=entity.table, where=where), "no_op_pass", svc)
+        return
+    key = skip.args.get(tool.pk_arg or "")
+    seed = await reader.seed_select(svc, entity.table, {entity.pk: key}) if key is not None else []
+    if seed:
+        b.add(RowUnchanged(table=entity.table, pk=entity.pk, key=key, expected=seed[0]), "no_op_pass", svc)
+
+
+async def build_rubric(
+    reader: RuntimeStateReader,
+    manifests: Mapping[str, ServiceManifest],
+    services: Sequence[str],
+    distractors: Sequence[str],
+    writes: Sequence[GoldWrite],
+    answers: Sequence[AnswerSpec],
+    skipped: Sequence[SkippedWrite] = (),
 ) -> list[CriterionSpec]:
-    """The task's criteria, from the replay's final state (``session``) and the chosen answer sources."""
+    """The task's criteria, read from the gold replay's final state (``reader``) against the seed."""
     b = _Builder()
-    rows = _touched_rows(steps, nodes, replayed, runtimes)
-    _state_checks(b, rows, session, seeds)
-    for i, node in enumerate(nodes):
-        args = replayed.args[i]
-        if args is not None and node.kind == "write" and node.backend == "simulated":
-            b.add(ActionLogged(tool=node.tool, arguments=args), "no_op_fail", node.service)
-        elif args is None and steps[i].condition is not None and not steps[i].condition.taken:  # type: ignore[union-attr]
-            _skipped_branch(b, steps[i], node, session, seeds, runtimes)
-    for source, value in answers:
-        b.add(AnswerContains(value=value, source=source), "no_op_fail", None)
-    _guards(b, rng, rows, nodes, session, seeds, runtimes)
+    expectations: dict[str, ServiceExpectation] = {}
+    for svc in sorted(services):
+        expectations[svc] = await _service_changes(b, reader, manifests[svc], writes)
+    for svc in sorted(set(distractors) - set(services)):
+        seed_hash = reader.cache.state_hash(reader.runtimes[svc])
+        expectations[svc] = ServiceExpectation(hash=seed_hash, seed_hash=seed_hash)
+    asked = max(1, len(answers))
+    for a in answers:
+        if a.row is not None:
+            service, table, pk, where, column = a.row
+            b.add(
+                AnswerRowField(
+                    table=table, pk=pk, where=where, field=column, read_as=a.kind, asked=asked, what=a.what
+                ),
+                "no_op_fail",
+                service,
+            )
+        else:
+            b.add(
+                AnswerValue(
+                    value=a.value,
+                    read_as=a.kind,
+                    code_type=a.code_type,
+                    rivals=a.rivals,
+                    asked=asked,
+                    source=a.source,
+                    what=a.what,
+                ),
+                "no_op_fail",
+                None,
+            )
+    for skip in skipped:
+        await _skipped(b, reader, skip)
+    b.add(StateGuard(services=expectations), "no_op_pass", None)
+    b.weigh_guards()
     return b.specs

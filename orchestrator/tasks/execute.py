@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 from compoworld.runtime.service import ServiceRuntime
-from orchestrator.rubric.readers import RuntimeStateReader
+from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 
 __all__ = ["Session"]
 
@@ -21,10 +21,17 @@ __all__ = ["Session"]
 class Session:
     """One episode over a set of runtimes; use as a context manager so its forks are deleted."""
 
-    def __init__(self, runtimes: Mapping[str, ServiceRuntime], episode_id: str, today: str) -> None:
+    def __init__(
+        self,
+        runtimes: Mapping[str, ServiceRuntime],
+        episode_id: str,
+        today: str,
+        cache: SeedCache | None = None,
+    ) -> None:
         self.runtimes = runtimes
         self.episode_id = episode_id
         self.today = today
+        self.cache = cache or SeedCache()
         self.forked: list[str] = []
 
     def open(self, services: Iterable[str]) -> Session:
@@ -57,10 +64,12 @@ class Session:
         return self._ensure(service).select(self.episode_id, table, where)
 
     def state_hash(self, service: str) -> str:
+        """The runtime's own (full) state hash of this episode in ``service``."""
         return self._ensure(service).state_hash(self.episode_id)
 
     def reader(self) -> RuntimeStateReader:
-        return RuntimeStateReader(self.runtimes, self.episode_id)
+        """The grader's view of this episode (services never forked read as their seed)."""
+        return RuntimeStateReader(self.runtimes, self.episode_id, self.cache)
 
     def close(self) -> None:
         for service in self.forked:

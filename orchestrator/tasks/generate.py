@@ -16,7 +16,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -25,15 +25,16 @@ from compoworld.settings import Settings
 from orchestrator.graph.build import build_graph
 from orchestrator.graph.model import ToolGraph
 from orchestrator.models import CriterionSpec, GoldCall, Task, TaskMeta
-from orchestrator.tasks.criteria import build_rubric
+from orchestrator.rubric.answers import CodeType, kind_of
+from orchestrator.rubric.readers import SeedCache
+from orchestrator.tasks.criteria import AnswerSpec, GoldWrite, SkippedWrite, build_rubric
 from orchestrator.tasks.execute import Session
 from orchestrator.tasks.instruction import Paraphraser, leaks, render_instruction
 from orchestrator.tasks.paths import MISSING, parse_step_ref, resolve_source
 from orchestrator.tasks.replay import replay
 from orchestrator.tasks.seeds import SeedIndex
 from orchestrator.tasks.shape import add_condition, choose_answers, prune_unused_reads
-from orchestrator.tasks.statehash import StateHasher
-from orchestrator.tasks.verify import TaskCheck, check_task
+from orchestrator.tasks.verify import SolutionRates, TaskCheck, check_task
 from orchestrator.tasks.walk import Walk, WalkConfig, Walker
 
 __all__ = [
@@ -66,7 +67,9 @@ class GenerateOptions(BaseModel):
     cross_weight: float = Field(
         default=4.0, gt=0, description="Weight of a cross-service edge vs one within."
     )
-    mutation_check: bool = Field(default=True, description="Run the mutation check on every kept task.")
+    solution_check: bool = Field(
+        default=True, description="Run every valid variant and wrong solution on each task before keeping it."
+    )
 
 
 class GenerationReport(BaseModel):
@@ -81,16 +84,13 @@ class GenerationReport(BaseModel):
     )
     multi_service_2: float = Field(default=0.0, description="Share of tasks touching 2+ services.")
     multi_service_3: float = Field(default=0.0, description="Share of tasks touching 3+ services.")
-    mutation_checked: int = Field(default=0, description="Tasks with a mutation tried.")
-    mutation_caught: int = Field(default=0, description="Of those, tasks whose rubric caught the mutation.")
+    solutions: SolutionRates = Field(
+        default_factory=SolutionRates, description="Valid variants and wrong solutions judged, per kind."
+    )
     seconds: float = Field(default=0.0, description="Wall time, generation and verification.")
     held_out: list[str] = Field(default_factory=list, description="Services of the test split.")
     cross_service_edges: int = Field(default=0, description="Cross-service edges in the library's graph.")
     paraphrased: int = Field(default=0, description="Instructions replaced by an accepted LLM paraphrase.")
-
-    @property
-    def catch_rate(self) -> float:
-        return self.mutation_caught / self.mutation_checked if self.mutation_checked else 0.0
 
     @property
     def tasks_per_s(self) -> float:
@@ -164,7 +164,7 @@ class TaskGenerator:
         self.held_out = held_out(options.split_services, sorted(runtimes), options.seed)
         self.manifests = {name: rt.manifest for name, rt in runtimes.items()}
         self.paraphraser = paraphraser
-        self.hasher = StateHasher()
+        self.cache = SeedCache()
 
     async def one(self, index: int, report: GenerationReport) -> tuple[Task, TaskCheck] | None:
         """The verified task of one index, or None after ``attempts`` failed tries (reasons in the report)."""
@@ -177,7 +177,12 @@ class TaskGenerator:
                 continue
             # the plan replay already ran these gold calls on fresh forks and recorded the hashes
             check = await check_task(
-                outcome, self.runtimes, self.seeds, mutate=self.options.mutation_check, hashes=False
+                outcome,
+                self.runtimes,
+                self.seeds,
+                cache=self.cache,
+                solutions=self.options.solution_check,
+                hashes=False,
             )
             if not check.valid:
                 reason = "verification: " + re.sub(
@@ -201,7 +206,8 @@ class TaskGenerator:
         if len(walk.steps) < opts.min_len:
             return "walk too short once unused lookups are dropped"
         services = sorted(set(walk.services))
-        with Session(self.runtimes, episode + ":plan", opts.today).open(services) as session:
+        distractors = self._distractors(rng, services)
+        with Session(self.runtimes, episode + ":plan", opts.today, self.cache).open(services) as session:
             replayed = await replay(walk.steps, session, resolve=True)
             for i, step in enumerate(walk.steps):
                 ran = replayed.args[i] is not None
@@ -212,11 +218,19 @@ class TaskGenerator:
             answers = [(s, resolve_source(s, replayed.results)) for s in sources]
             if any(v is MISSING for _, v in answers):
                 return "answer does not resolve on replay"
-            rubric = build_rubric(
-                rng, walk.steps, walk.nodes, replayed, answers, session, self.seeds, self.runtimes
+            writes, skipped = self._writes(walk, replayed.results)
+            reader = session.reader()
+            rubric = await build_rubric(
+                reader,
+                self.manifests,
+                services,
+                distractors,
+                writes,
+                [self._answer(rng, walk, s, v) for s, v in answers],
+                skipped,
             )
             walk.results = replayed.results
-            hashes = self._hashes(walk, session)
+            hashes = {svc: await reader.state_hash(svc) for svc in services}
         instruction = render_instruction(
             walk.steps, walk.nodes, answers, self.manifests, walk.aggregate, walk.rows
         )
@@ -227,19 +241,54 @@ class TaskGenerator:
             text = await self.paraphraser(
                 instruction, int.from_bytes(hashlib.sha256(episode.encode()).digest()[:4], "big")
             )
-        return self._task(rng, index, walk, sources, answers, rubric, hashes, text)
+        return self._task(rng, index, walk, sources, answers, rubric, hashes, text, distractors)
 
-    def _hashes(self, walk: Walk, session: Session) -> dict[str, str]:
-        """State hash per touched service after the replay (only the tables the walk wrote are re-read)."""
-        written: dict[str, set[str]] = {}
-        for step, node in zip(walk.steps, walk.nodes, strict=True):
-            entity = self.manifests[node.service].entity(node.entity or "")
-            if step.executed and node.kind == "write" and node.backend == "implemented" and entity:
-                written.setdefault(node.service, set()).add(entity.table)
-        return {
-            svc: self.hasher.state_hash(self.runtimes[svc], session.episode_id, written.get(svc, ()))
-            for svc in sorted(set(walk.services))
-        }
+    def _distractors(self, rng: random.Random, services: list[str]) -> list[str]:
+        split = "test" if set(services) & set(self.held_out) else "train"
+        pool = [
+            s
+            for s in sorted(self.runtimes)
+            if s not in services and (split == "test" or s not in self.held_out)
+        ]
+        lo, hi = self.options.distractors
+        k = min(len(pool), rng.randint(min(lo, hi), max(lo, hi)))
+        return sorted(rng.sample(pool, k))
+
+    def _writes(self, walk: Walk, results: Sequence[Any]) -> tuple[list[GoldWrite], list[SkippedWrite]]:
+        writes: list[GoldWrite] = []
+        skipped: list[SkippedWrite] = []
+        for step, node, result in zip(walk.steps, walk.nodes, results, strict=True):
+            manifest = self.manifests[node.service]
+            tool = manifest.tool(node.tool)
+            if tool is None or node.kind != "write":
+                continue
+            entity = manifest.entity(node.entity or "")
+            if step.executed:
+                writes.append(GoldWrite(node.service, tool, entity, step.arguments, result))
+            elif step.condition is not None:
+                skipped.append(SkippedWrite(node.service, tool, entity, step.arguments))
+        return writes, skipped
+
+    def _answer(self, rng: random.Random, walk: Walk, source: str, value: Any) -> AnswerSpec:
+        """The typed answer check of a walk's answer source, with rivals from the same column's other rows."""
+        kind, _, rest = source.partition(":")
+        index_s, _, path = rest.partition(":")
+        node = walk.nodes[int(index_s)]
+        entity = self.seeds.entity(node.service, node.entity)
+        column = entity.column(path.rsplit(".", 1)[-1]) if entity and kind != "count" else None
+        semantic = column.semantic if column else None
+        rivals: list[Any] = []
+        if kind == "step" and column is not None and entity is not None:
+            pool = [r.get(column.name) for r in self.seeds.rows(node.service, entity.table)]
+            pool = [
+                v for v in pool if isinstance(v, (str, int, float)) and not isinstance(v, bool) and v != value
+            ]
+            rivals = rng.sample(pool, min(3, len(pool)))
+        answer_kind = kind_of(value, semantic, column.format if column else None)
+        code_type = cast(CodeType, semantic) if answer_kind == "code" else None
+        return AnswerSpec(
+            what="", kind=answer_kind, value=value, code_type=code_type, rivals=rivals, source=source
+        )
 
     def _task(
         self,
@@ -251,17 +300,11 @@ class TaskGenerator:
         rubric: list[CriterionSpec],
         hashes: dict[str, str],
         instruction: str,
+        distractors: list[str],
     ) -> Task:
         opts = self.options
         services = sorted(set(walk.services))
         split = "test" if set(services) & set(self.held_out) else "train"
-        pool = [
-            s
-            for s in sorted(self.runtimes)
-            if s not in services and (split == "test" or s not in self.held_out)
-        ]
-        lo, hi = opts.distractors
-        k = min(len(pool), rng.randint(min(lo, hi), max(lo, hi)))
         in_order = [self.manifests[s.service].domain for s in walk.steps]
         counts = Counter(in_order)
         domain = max(dict.fromkeys(in_order), key=lambda d: counts[d])
@@ -274,7 +317,7 @@ class TaskGenerator:
             id=f"cw-s{opts.seed}-{index:05d}",
             instruction=instruction,
             services=services,
-            distractors=sorted(rng.sample(pool, k)),
+            distractors=distractors,
             today=opts.today,
             gold_calls=gold,
             rubric=rubric,
@@ -307,9 +350,7 @@ class TaskGenerator:
                 continue
             task, check = outcome
             tasks.append(task)
-            if check.mutation_caught is not None:
-                report.mutation_checked += 1
-                report.mutation_caught += int(check.mutation_caught)
+            report.solutions.add(check)
             if progress is not None:
                 progress(len(tasks))
         report.indices = index

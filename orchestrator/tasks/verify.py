@@ -1,48 +1,110 @@
-"""Verifying the verifiers: a task is kept only if its rubric tells a solution from doing nothing.
+"""Verifying the verifiers: a task is kept only if its rubric tells right work from wrong work.
 
 For each task: the gold calls replayed on fresh forks must reproduce the recorded results
-and state hashes and pass every criterion; an empty episode must fail at least one
-``no_op_fail`` criterion and pass every ``no_op_pass`` guard. The mutation check perturbs
-one gold call (another existing id, another value), replays with the mistake carried
-downstream, and asks whether any criterion notices.
+and state hashes and complete; an empty episode must fail a ``no_op_fail`` criterion and
+pass every guard; every valid variant (``solutions``) must complete and every wrong
+solution must not. Outcomes are kept per kind, so ``tasks check`` reports the rates.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from compoworld.runtime.service import ServiceRuntime
-from orchestrator.models import Task, WalkStep
+from orchestrator.models import Task, Verdict, WalkStep
 from orchestrator.rubric.base import CriterionError, criterion_registry
-from orchestrator.rubric.evaluate import evaluate
-from orchestrator.rubric.readers import RuntimeStateReader
-from orchestrator.tasks.arguments import arguments_read
+from orchestrator.rubric.evaluate import complete, evaluate
+from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 from orchestrator.tasks.execute import Session
-from orchestrator.tasks.paths import MISSING, get_arg
-from orchestrator.tasks.replay import Mutation, answer_text, replay
+from orchestrator.tasks.replay import replay
 from orchestrator.tasks.seeds import SeedIndex
+from orchestrator.tasks.solutions import SOLUTION_KINDS, Solution, SolutionContext, answer_for, rng_for
 
-__all__ = ["TaskCheck", "check_task", "choose_mutation", "task_steps"]
+__all__ = [
+    "KindRate",
+    "SolutionOutcome",
+    "SolutionRates",
+    "TaskCheck",
+    "check_task",
+    "run_solution",
+    "task_steps",
+]
+
+
+class SolutionOutcome(BaseModel):
+    """How the rubric judged one valid variant or wrong solution of a task."""
+
+    kind: str = Field(description="Solution kind (reordered, extra_delete...).")
+    family: str = Field(description="valid: must complete; wrong: must not.")
+    completed: bool = Field(description="Whether every criterion passed.")
+    detail: str = Field(default="", description="The first failing criterion, or what the solution did.")
+
+    @property
+    def as_expected(self) -> bool:
+        return self.completed == (self.family == "valid")
+
+
+class KindRate(BaseModel):
+    """How often one solution kind was judged as it should be."""
+
+    family: str = Field(description="valid | wrong.")
+    applied: int = Field(default=0, description="Tasks the kind applied to.")
+    as_expected: int = Field(default=0, description="Of those: valid ones completed, wrong ones did not.")
+
+    @property
+    def rate(self) -> float:
+        return self.as_expected / self.applied if self.applied else 1.0
+
+
+class SolutionRates(BaseModel):
+    """Per-kind rates over many tasks, and the do-nothing rubric fraction."""
+
+    kinds: dict[str, KindRate] = Field(default_factory=dict, description="Kind -> its rate.")
+    noop_tasks: int = Field(default=0, description="Tasks with a do-nothing run graded.")
+    noop_score_sum: float = Field(default=0.0, description="Sum of their do-nothing rubric fractions.")
+
+    def add(self, check: TaskCheck) -> None:
+        for outcome in check.outcomes:
+            rate = self.kinds.setdefault(outcome.kind, KindRate(family=outcome.family))
+            rate.applied += 1
+            rate.as_expected += int(outcome.as_expected)
+        if check.noop_score is not None:
+            self.noop_tasks += 1
+            self.noop_score_sum += check.noop_score
+
+    def _family(self, family: str) -> tuple[int, int]:
+        rates = [r for r in self.kinds.values() if r.family == family]
+        return sum(r.as_expected for r in rates), sum(r.applied for r in rates)
+
+    @property
+    def valid_rate(self) -> float:
+        ok, n = self._family("valid")
+        return ok / n if n else 1.0
+
+    @property
+    def wrong_caught_rate(self) -> float:
+        ok, n = self._family("wrong")
+        return ok / n if n else 1.0
+
+    @property
+    def noop_mean(self) -> float:
+        return self.noop_score_sum / self.noop_tasks if self.noop_tasks else 0.0
 
 
 class TaskCheck(BaseModel):
     """The verification outcome of one task."""
 
     task_id: str = Field(description="Task id.")
-    valid: bool = Field(
-        description="Gold passes everything, doing nothing fails, hashes and results reproduce."
-    )
+    valid: bool = Field(description="Gold completes, doing nothing fails, every solution judged as expected.")
     reasons: list[str] = Field(default_factory=list, description="Why the task is invalid, if it is.")
-    mutation: str | None = Field(default=None, description="The perturbation tried, in words.")
-    mutation_caught: bool | None = Field(
-        default=None, description="Whether a criterion failed on the mutated replay."
+    outcomes: list[SolutionOutcome] = Field(
+        default_factory=list, description="Valid variants and wrong solutions."
     )
+    noop_score: float | None = Field(default=None, description="Rubric fraction a do-nothing run gets.")
 
 
 def _canon(value: Any) -> str:
@@ -58,7 +120,7 @@ def task_steps(task: Task) -> list[WalkStep]:
 
 def _structure(task: Task, runtimes: Mapping[str, ServiceRuntime]) -> list[str]:
     reasons: list[str] = []
-    for svc in task.services:
+    for svc in [*task.services, *task.distractors]:
         if svc not in runtimes:
             reasons.append(f"service '{svc}' is not in the library")
     steps = task_steps(task)
@@ -88,81 +150,38 @@ def _structure(task: Task, runtimes: Mapping[str, ServiceRuntime]) -> list[str]:
     return reasons
 
 
-def _alternative(value: Any, pool: list[Any], rng: random.Random) -> Any:
-    others = sorted({_canon(v): v for v in pool if _canon(v) != _canon(value) and v is not None}.items())
-    if others:
-        return rng.choice(others)[1]
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, float):
-        return round(value * 1.1 + 1, 2)
-    if isinstance(value, str):
-        return f"x{value}"
-    return MISSING
+def _first_failure(verdicts: Sequence[Verdict]) -> str:
+    failed = next((v for v in verdicts if not v.passed), None)
+    return f"{failed.id} ({failed.kind}): {failed.detail}" if failed else "every criterion passed"
 
 
-def choose_mutation(task: Task, runtimes: Mapping[str, ServiceRuntime], seeds: SeedIndex) -> Mutation | None:
-    """One perturbed argument of one executed step, chosen by a rng seeded from the task id."""
-    rng = random.Random(int.from_bytes(hashlib.sha256(f"mutate:{task.id}".encode()).digest()[:8], "big"))
-    steps = task_steps(task)
-    options: list[tuple[int, str]] = []
-    for i, step in enumerate(steps):
-        runtime = runtimes.get(step.service)
-        tool = runtime.manifest.tool(step.tool) if runtime else None
-        if not step.executed or tool is None or runtime is None:
-            continue
-        read = arguments_read(tool, runtime.manifest, runtime.tools[tool.name].backend)
-        options += [
-            (i, a) for a in sorted(step.arguments) if a in read and not isinstance(step.arguments[a], dict)
-        ]
-    rng.shuffle(options)
-    for i, arg in options:
-        step = steps[i]
-        runtime = runtimes[step.service]
-        tool = runtime.manifest.tool(step.tool)
-        entity = runtime.manifest.entity(tool.entity or "") if tool else None
-        value = get_arg(step.arguments, arg)
-        pool: list[Any] = []
-        kind = "value"
-        if tool is not None and entity is not None:
-            if arg == tool.pk_arg:
-                pool, kind = [r.get(entity.pk) for r in seeds.rows(step.service, entity.table)], "id"
-            elif arg in tool.arg_columns:
-                column = entity.column(tool.arg_columns[arg])
-                if column is not None:
-                    pool = list(column.enum or []) or [
-                        r.get(column.name) for r in seeds.rows(step.service, entity.table)
-                    ]
-                    kind = "id" if column.ref else "value"
-        if tool is not None and not pool:
-            schema = (tool.input_schema.get("properties") or {}).get(arg) or {}
-            pool = list(schema.get("enum") or [])
-        new = _alternative(value, pool, rng)
-        if new is not MISSING:
-            return Mutation(step=i, arg=arg, value=new, kind=kind)
-    return None
-
-
-async def check_task(
+async def run_solution(
     task: Task,
+    solution: Solution,
     runtimes: Mapping[str, ServiceRuntime],
-    seeds: SeedIndex,
-    *,
-    mutate: bool = True,
-    hashes: bool = True,
-) -> TaskCheck:
-    """Re-verify one task against a library (fresh forks; nothing is left behind).
+    cache: SeedCache,
+    ctx: SolutionContext,
+) -> SolutionOutcome:
+    """Run a solution's calls on fresh forks and grade its final state and answer."""
+    with Session(runtimes, f"verify:{task.id}:{solution.kind}", task.today, cache) as session:
+        results = []
+        for call in solution.calls:
+            envelope = await session.call(call.service, call.tool, call.args)
+            results.append(envelope.get("data") if envelope.get("success") else envelope.get("error"))
+        reader = session.reader()
+        answer = await answer_for(task.rubric, reader, solution.answer, ctx.rng, dump=results)
+        verdicts = await evaluate(task.rubric, reader, answer)
+    done = complete(verdicts)
+    detail = _first_failure(verdicts) if not done else (solution.note or "completed")
+    return SolutionOutcome(kind=solution.kind, family=solution.family, completed=done, detail=detail)
 
-    ``hashes=False`` skips the full-state hash comparison (the generator's own plan replay
-    recorded them moments before); ``tasks check`` always compares.
-    """
-    reasons = _structure(task, runtimes)
-    if reasons:
-        return TaskCheck(task_id=task.id, valid=False, reasons=reasons)
+
+async def _gold(
+    task: Task, runtimes: Mapping[str, ServiceRuntime], cache: SeedCache, hashes: bool
+) -> list[str]:
+    reasons: list[str] = []
     steps = task_steps(task)
-    with Session(runtimes, f"verify:{task.id}:gold", task.today).open(task.services) as session:
+    with Session(runtimes, f"verify:{task.id}:gold", task.today, cache) as session:
         replayed = await replay(steps, session)
         for i, env in enumerate(replayed.envelopes):
             if env is not None and not env.get("success"):
@@ -174,12 +193,31 @@ async def check_task(
             _canon(r) != _canon(g.result) for r, g in zip(results, task.gold_calls, strict=False)
         ):
             reasons.append("replayed gold calls return different results than recorded")
-        verdicts = await evaluate(task.rubric, session.reader(), answer_text(task.rubric, replayed.results))
+        reader = session.reader()
+        verdicts = await evaluate(task.rubric, reader, await answer_for(task.rubric, reader))
         reasons += [f"gold replay fails {v.id} ({v.kind}): {v.detail}" for v in verdicts if not v.passed]
         for svc, expected in sorted(task.expected_state_hash.items()) if hashes else ():
-            if svc in runtimes and session.state_hash(svc) != expected:
+            if svc in runtimes and await reader.state_hash(svc) != expected:
                 reasons.append(f"state hash of '{svc}' after the gold calls differs from the recorded one")
-    noop = await evaluate(task.rubric, RuntimeStateReader(runtimes, None), "")
+    return reasons
+
+
+async def check_task(
+    task: Task,
+    runtimes: Mapping[str, ServiceRuntime],
+    seeds: SeedIndex,
+    *,
+    cache: SeedCache | None = None,
+    solutions: bool = True,
+    hashes: bool = True,
+) -> TaskCheck:
+    """Re-verify one task against a library (fresh forks; nothing is left behind)."""
+    cache = cache or SeedCache()
+    reasons = _structure(task, runtimes)
+    if reasons:
+        return TaskCheck(task_id=task.id, valid=False, reasons=reasons)
+    reasons = await _gold(task, runtimes, cache, hashes)
+    noop = await evaluate(task.rubric, RuntimeStateReader(runtimes, None, cache), "")
     if all(v.passed for v in noop if v.label == "no_op_fail"):
         reasons.append("doing nothing passes every no_op_fail criterion")
     reasons += [
@@ -187,17 +225,25 @@ async def check_task(
         for v in noop
         if v.label == "no_op_pass" and not v.passed
     ]
-    check = TaskCheck(task_id=task.id, valid=not reasons, reasons=reasons)
-    if mutate and check.valid:
-        mutation = choose_mutation(task, runtimes, seeds)
-        if mutation is not None:
-            with Session(runtimes, f"verify:{task.id}:mutant", task.today).open(task.services) as session:
-                mutated = await replay(steps, session, mutation=mutation)
-                verdicts = await evaluate(
-                    task.rubric, session.reader(), answer_text(task.rubric, mutated.results)
-                )
-            check.mutation = (
-                f"step {mutation.step} {steps[mutation.step].tool}.{mutation.arg} -> {mutation.value!r}"
-            )
-            check.mutation_caught = not all(v.passed for v in verdicts)
+    weights = {c.id: c.importance for c in task.rubric}
+    total = sum(weights.values()) or 1.0
+    check = TaskCheck(
+        task_id=task.id, valid=False, noop_score=sum(weights[v.id] for v in noop if v.passed) / total
+    )
+    if solutions and not reasons:
+        steps = task_steps(task)
+        for kind, (_, maker) in SOLUTION_KINDS.items():
+            if kind == "gold":
+                continue
+            ctx = SolutionContext(task, steps, runtimes, seeds, rng_for(task, kind))
+            solution = maker(ctx)
+            if solution is None:
+                continue
+            outcome = await run_solution(task, solution, runtimes, cache, ctx)
+            check.outcomes.append(outcome)
+            if not outcome.as_expected:
+                verb = "does not complete" if outcome.family == "valid" else "completes"
+                reasons.append(f"{outcome.family} solution '{kind}' {verb}: {outcome.detail}")
+    check.reasons = reasons
+    check.valid = not reasons
     return check

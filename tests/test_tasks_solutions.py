@@ -1,0 +1,109 @@
+"""Verifying the verifiers: valid variants complete, wrong solutions fail, and a gameable rubric is caught."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from compoworld.runtime import ServiceRuntime, load_library
+from orchestrator.models import Task
+from orchestrator.rubric import SeedCache
+from orchestrator.tasks.generate import GenerateOptions, generate_tasks
+from orchestrator.tasks.seeds import SeedIndex
+from orchestrator.tasks.solutions import SOLUTION_KINDS
+from orchestrator.tasks.verify import check_task
+from tests.tasks_library import write_library
+
+
+@pytest.fixture(scope="module")
+def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServiceRuntime]:
+    return load_library(write_library(tmp_path_factory.mktemp("lib")))
+
+
+@pytest.fixture(scope="module")
+def tasks(runtimes: dict[str, ServiceRuntime]) -> list[Task]:
+    return generate_tasks(runtimes, GenerateOptions(n=30, seed=11))[0]
+
+
+def check(task: Task, runtimes: dict[str, ServiceRuntime]):  # type: ignore[no-untyped-def]
+    return asyncio.run(check_task(task, runtimes, SeedIndex(runtimes), cache=SeedCache()))
+
+
+def test_every_kind_is_registered_with_its_family() -> None:
+    families = {kind: family for kind, (family, _) in SOLUTION_KINDS.items()}
+    assert {"reordered", "extra_reads", "search_instead_of_read", "extra_fields", "answer_paraphrase"} <= {
+        k for k, f in families.items() if f == "valid"
+    }
+    assert {
+        "extra_delete",
+        "clobbered_field",
+        "rename_instead_of_create",
+        "ignored_condition",
+        "answer_dump",
+        "value_off",
+        "answer_off",
+    } <= {k for k, f in families.items() if f == "wrong"}
+
+
+def test_each_kept_task_runs_its_variants_and_wrong_solutions_as_expected(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    applied: set[str] = set()
+    for task in tasks[:12]:
+        result = check(task, runtimes)
+        assert result.valid, result.reasons
+        assert all(o.as_expected for o in result.outcomes)
+        assert any(o.family == "valid" for o in result.outcomes) and any(
+            o.family == "wrong" for o in result.outcomes
+        )
+        applied |= {o.kind for o in result.outcomes}
+    assert {"extra_delete", "clobbered_field", "value_off", "extra_reads"} <= applied
+
+
+def test_a_rubric_without_its_guards_is_reported_as_gameable(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    task = tasks[0].model_copy(deep=True)
+    task.rubric = [c for c in task.rubric if c.label == "no_op_fail"]
+    result = check(task, runtimes)
+    caught_by_nothing = {o.kind for o in result.outcomes if not o.as_expected}
+    assert not result.valid and "extra_delete" in caught_by_nothing
+    assert any("wrong solution 'extra_delete' completes" in r for r in result.reasons)
+
+
+def test_an_answer_check_that_matches_substrings_is_reported_as_gameable(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    task = next(t for t in tasks if any(c.kind == "answer_value" for c in t.rubric)).model_copy(deep=True)
+    for spec in task.rubric:
+        if spec.kind == "answer_value":
+            spec.params["rivals"] = []
+    weak = check(task, runtimes)
+    dump = next(o for o in weak.outcomes if o.kind == "answer_dump")
+    assert not dump.completed, "even without rivals a dump of every value must not pass"
+
+
+def test_check_names_the_kind_a_hand_edited_task_no_longer_tells_apart(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime], tmp_path: Path
+) -> None:
+    task = next(t for t in tasks if any(c.kind == "row_updated" for c in t.rubric)).model_copy(deep=True)
+    for spec in task.rubric:
+        if spec.kind == "row_updated":
+            spec.kind, spec.params = (
+                "field_equals",
+                {
+                    "table": spec.params["table"],
+                    "pk": spec.params["pk"],
+                    "key": spec.params["key"],
+                    "field": sorted(spec.params["set"])[0],
+                    "value": spec.params["set"][sorted(spec.params["set"])[0]],
+                },
+            )
+    task.rubric = [c for c in task.rubric if c.kind != "state_guard"]
+    result = check(task, runtimes)
+    assert not result.valid
+    assert any(r.startswith("wrong solution 'clobbered_field' completes") for r in result.reasons), (
+        result.reasons
+    )
