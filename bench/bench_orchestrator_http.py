@@ -25,7 +25,7 @@ __all__ = ["bench_asgi", "bench_http"]
 SERVER = """
 import sys, uvicorn
 from pathlib import Path
-from compoworld.embedded import build_embedded_app
+from compoworld.cli import build_embedded_app
 from compoworld.settings import Settings
 app, _ = build_embedded_app(Path(sys.argv[1]), Settings(llm_base_url=None), None)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
@@ -97,7 +97,7 @@ async def bench_asgi(
     library: Path, service: str, tool: str, args: dict[str, Any], exposed: str, task: Task, n: int
 ) -> tuple[float, float]:
     """The same comparison in process (httpx ASGITransport): the app's own cost, without the network."""
-    from compoworld.embedded import build_embedded_app
+    from compoworld.cli import build_embedded_app
     from compoworld.settings import Settings
 
     app, _ = build_embedded_app(library, Settings(llm_base_url=None), None)

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fastapi import FastAPI, Request
 
+from compoworld.contracts import ToolResult
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.runtime.app import freeze_heap
 
@@ -108,8 +109,8 @@ def bench_dispatch(rt: ServiceRuntime, n: int) -> tuple[float, float]:
         raw_conn.commit()
 
     def call() -> None:
-        out = rt.call_implemented("bench", tool, args)
-        assert out is not None and out["success"], out
+        out = rt.dispatch("bench", tool, args)
+        assert isinstance(out, ToolResult) and out.success, out
 
     del conn
     return interleaved(call, raw, n)
@@ -161,8 +162,9 @@ def bench_http(rt: ServiceRuntime, folder: Path, n: int) -> tuple[float, float]:
     import http.client
 
     tool, _, args, _, _ = pick_update_tool(rt)
-    expected = rt.call_implemented("http-bench", tool, args)
-    assert expected is not None
+    result = rt.dispatch("http-bench", tool, args)
+    assert isinstance(result, ToolResult)
+    expected = result.envelope()
     ours_port, bare_port = free_port(), free_port()
     procs = [
         start_server("ours", folder, ours_port, tool, expected),

@@ -1,131 +1,202 @@
-"""``compoworld`` — the command line. Each package contributes its commands by name (STYLE #5)."""
+"""``compoworld`` — the application: the command line and the embedded composition.
+
+This is the one module allowed to import every layer (kernel ← orchestrator ← trainer ← here;
+tests/test_layers.py checks it). ``cli_app()`` builds a fresh Typer app each call from the
+commands each package contributes; a command that cannot be imported fails loudly here, it
+is never dropped from the listing.
+"""
 
 from __future__ import annotations
 
-import importlib
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
 
+from compoworld.deploy.cli import deploy_app, k8s_app
+from compoworld.errors import CompoWorldError
+from compoworld.llm import llm_from_settings
+from compoworld.manifest import library_folders
+from compoworld.runtime import ServiceRuntime, create_library_app, create_service_app
+from compoworld.runtime.app import freeze_heap
+from compoworld.runtime.service import load_library
 from compoworld.settings import Settings
+from compoworld.starter import starter
+from compoworld.synth.cli import build
+from orchestrator.cli import orchestrator, run
+from orchestrator.demo import run_demo
+from orchestrator.graph.cli import graph
+from orchestrator.report import report
+from orchestrator.server import attach_orchestrator
+from orchestrator.tasks.cli import tasks_app
+from orchestrator.tasksource import read_tasks
+from trainer.cli import export_app
+from trainer.export_sft import write_sft_jsonl
+from trainer.export_verl import write_verl_parquet
 
-__all__ = ["app", "cli_app", "main"]
+__all__ = [
+    "SUBAPPS",
+    "build_embedded_app",
+    "cli_app",
+    "load_library_with_progress",
+    "main",
+    "trainer_exports",
+]
 
-app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="CompoWorld: verified tool services, tasks, episodes."
-)
-console = Console()
-
-# name -> "module:attr" of a typer app (sub-command group) or a command function
-SUBAPPS: dict[str, str] = {
-    "tasks": "orchestrator.tasks.cli:tasks_app",
-    "export": "trainer.cli:export_app",
-    "deploy": "compoworld.deploy.cli:deploy_app",
-    "k8s": "compoworld.deploy.cli:k8s_app",
+# sub-command groups and commands other packages contribute, by the name they are called with
+SUBAPPS: dict[str, typer.Typer] = {
+    "tasks": tasks_app,
+    "export": export_app,
+    "deploy": deploy_app,
+    "k8s": k8s_app,
 }
-COMMANDS: dict[str, str] = {
-    "build": "compoworld.synth.cli:build",
-    "starter": "compoworld.starter:starter",
-    "graph": "orchestrator.graph.cli:graph",
-    "run": "orchestrator.cli:run",
-    "demo": "orchestrator.demo:demo",
-    "report": "orchestrator.report:report",
-    "orchestrator": "orchestrator.cli:orchestrator",
+COMMANDS: dict[str, Any] = {
+    "build": build,
+    "starter": starter,
+    "graph": graph,
+    "run": run,
+    "report": report,
+    "orchestrator": orchestrator,
 }
-
-
-def _load(target: str) -> Any:
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def _register() -> None:
-    for name, target in SUBAPPS.items():
-        try:
-            app.add_typer(_load(target), name=name)
-        except (ImportError, AttributeError) as exc:
-            logging.getLogger(__name__).debug("sub-command %s unavailable: %s", name, exc)
-    for name, target in COMMANDS.items():
-        try:
-            app.command(name)(_load(target))
-        except (ImportError, AttributeError) as exc:
-            logging.getLogger(__name__).debug("command %s unavailable: %s", name, exc)
-
 
 LibraryOpt = Annotated[
     Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")
 ]
 
 
+def load_library_with_progress(path: Path, settings: Settings) -> dict[str, ServiceRuntime]:
+    """``load_library`` with a progress bar and the configured world-model endpoint."""
+    folders = library_folders(path)
+    with Progress(transient=True) as progress:
+        task = progress.add_task("loading services", total=len(folders))
+        return load_library(path, settings, llm_from_settings(settings), lambda _: progress.advance(task))
+
+
+def build_embedded_app(library: Path, settings: Settings, tasks: Path | None = None) -> tuple[Any, str]:
+    """The embedded deployment: every service of the library and the orchestrator in one ASGI app."""
+    runtimes = load_library_with_progress(library, settings)
+    app = create_library_app(runtimes, settings)
+    attach_orchestrator(app, runtimes, settings, tasks)
+    n_tools = sum(len(r.tools) for r in runtimes.values())
+    n_impl = sum(1 for r in runtimes.values() for b in r.tools.values() if b.backend == "implemented")
+    share = n_impl / n_tools if n_tools else 0.0
+    return app, f"{len(runtimes)} services, {n_tools} tools ({share:.0%} implemented) from {library}"
+
+
+def trainer_exports(out: Path, oracle_traj: Path, tasks_file: Path) -> list[tuple[str, str, str]]:
+    """The demo's last step: the SFT export of the oracle's trajectories and the verl RL rows."""
+    sft = out / "sft.jsonl"
+    stats = write_sft_jsonl(oracle_traj, sft)
+    rows = [("SFT export", f"{stats.kept} of {stats.read} trajectories kept", str(sft))]
+    try:
+        n = write_verl_parquet(read_tasks(tasks_file), out / "verl.parquet")
+        rows.append(("verl export", f"{n} RL rows", str(out / "verl.parquet")))
+    except ValueError as exc:  # e.g. a prompt over the RL length limit: reported, the demo goes on
+        rows.append(("verl export", f"skipped ({exc})", "-"))
+    return rows
+
+
 def _serve(asgi_app: Any, host: str, port: int) -> None:
     import uvicorn
-
-    from compoworld.runtime.app import freeze_heap
 
     freeze_heap()
     uvicorn.run(asgi_app, host=host, port=port, log_level="warning", access_log=False)
 
 
-@app.command()
-def serve(
-    names: Annotated[list[str], typer.Argument(help="Service name(s) from the library.")],
-    library: LibraryOpt = None,
-    host: str = "127.0.0.1",
-    port: int = 9001,
-) -> None:
-    """Serve one service at / (a container's entrypoint), or several, each under /services/<name>."""
-    from compoworld.llm import llm_from_settings
-    from compoworld.runtime import ServiceRuntime, create_library_app, create_service_app
+def _own_commands(app: typer.Typer, console: Console) -> None:
+    """The commands that compose layers: serve, up, demo."""
 
-    settings = Settings()
-    llm = llm_from_settings(settings)
-    root = library or settings.library
-    runtimes = {}
-    for name in names:
-        folder = root / name
-        if not (folder / "manifest.json").exists():
-            console.print(f"[red]no service '{name}' in {root}[/red]")
-            raise typer.Exit(2)
-        runtimes[name] = ServiceRuntime.from_folder(folder, settings, llm)
-    asgi = (
-        create_service_app(runtimes[names[0]], settings)
-        if len(names) == 1
-        else create_library_app(runtimes, settings)
+    @app.command()
+    def serve(
+        names: Annotated[list[str], typer.Argument(help="Service name(s) from the library.")],
+        library: LibraryOpt = None,
+        host: str = "127.0.0.1",
+        port: int = 9001,
+    ) -> None:
+        """Serve one service at / (a container's entrypoint), or several, each under /services/<name>."""
+        settings = Settings()
+        llm = llm_from_settings(settings)
+        root = library or settings.library
+        runtimes = {}
+        for name in names:
+            folder = root / name
+            if not (folder / "manifest.json").exists():
+                console.print(f"[red]no service '{name}' in {root}[/red]")
+                raise typer.Exit(2)
+            runtimes[name] = ServiceRuntime.from_folder(folder, settings, llm)
+        asgi = (
+            create_service_app(runtimes[names[0]], settings)
+            if len(names) == 1
+            else create_library_app(runtimes, settings)
+        )
+        console.print(f"serving {', '.join(names)} on http://{host}:{port}")
+        _serve(asgi, host, port)
+
+    @app.command()
+    def up(
+        library: LibraryOpt = None,
+        tasks: Annotated[
+            Path | None, typer.Option(help="Task file(s) whose ids POST /episodes accepts.")
+        ] = None,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+    ) -> None:
+        """Every service of a library and the orchestrator, in one process (the embedded deployment)."""
+        settings = Settings()
+        asgi, summary = build_embedded_app(library or settings.library, settings, tasks)
+        console.print(summary)
+        console.print(f"listening on http://{host}:{port}  (GET /services, POST /episodes)")
+        _serve(asgi, host, port)
+
+    @app.command()
+    def demo(
+        out: Annotated[Path, typer.Option("--out", "-o", help="Where everything is written.")] = Path(
+            "demo-out"
+        ),
+        library: LibraryOpt = None,
+        tasks: Annotated[
+            Path | None, typer.Option("--tasks", help="Use these tasks instead of generating.")
+        ] = None,
+        n_tasks: Annotated[int, typer.Option("--n-tasks", min=1, help="Tasks to generate.")] = 8,
+        seed: Annotated[int, typer.Option(help="Generation and rollout seed.")] = 0,
+        mode: Annotated[Literal["direct", "gateway", "mcp"], typer.Option(help="Tool exposure.")] = "gateway",
+    ) -> None:
+        """The main job end to end, offline: tasks → oracle and noop episodes → grades → report → exports."""
+        try:
+            rows = run_demo(out, library, tasks, n_tasks, seed, mode, exports=trainer_exports)
+        except (CompoWorldError, ValueError) as exc:
+            console.print(f"[red]demo failed: {exc}[/red]")
+            raise typer.Exit(1) from exc
+        table = Table(title="CompoWorld demo")
+        for col in ("step", "result", "written to"):
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+
+
+def cli_app() -> typer.Typer:
+    """A fresh, fully registered CLI (for ``main``, tests and embedding)."""
+    app = typer.Typer(
+        no_args_is_help=True,
+        add_completion=False,
+        help="CompoWorld: verified tool services, tasks, episodes.",
     )
-    console.print(f"serving {', '.join(names)} on http://{host}:{port}")
-    _serve(asgi, host, port)
-
-
-@app.command()
-def up(
-    library: LibraryOpt = None,
-    tasks: Annotated[Path | None, typer.Option(help="Task file(s) whose ids POST /episodes accepts.")] = None,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-) -> None:
-    """Every service of a library and the orchestrator, in one process (the embedded deployment)."""
-    from compoworld.embedded import build_embedded_app
-
-    settings = Settings()
-    asgi, summary = build_embedded_app(library or settings.library, settings, tasks)
-    console.print(summary)
-    console.print(f"listening on http://{host}:{port}  (GET /services, POST /episodes)")
-    _serve(asgi, host, port)
+    for name, sub in SUBAPPS.items():
+        app.add_typer(sub, name=name)
+    for name, command in COMMANDS.items():
+        app.command(name)(command)
+    _own_commands(app, Console())
+    return app
 
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    _register()
-    app()
-
-
-def cli_app() -> typer.Typer:
-    """The fully registered CLI (for tests and embedding)."""
-    _register()
-    return app
+    cli_app()()
 
 
 if __name__ == "__main__":

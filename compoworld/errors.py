@@ -1,11 +1,38 @@
-"""Exceptions for infrastructure failures. Tool failures are observations, not exceptions (STYLE #7).
+"""The one exception tree. Tool failures are observations, not exceptions (STYLE #7).
 
-CompoWorldError
-├── SpecError              a specification cannot be ingested (file + JSON pointer)
-├── LibraryError           a library folder or a generated service cannot be loaded
-├── EpisodeError           an episode id is unknown, finished, or over its limits
-├── ServiceUnavailable     a service did not answer (dead, slow, unreachable)
-└── LLMError               the configured model endpoint failed after retries
+Every error CompoWorld raises for a person or a caller to act on sits under
+``CompoWorldError``; a class that also behaves as a builtin exception says so in
+parentheses. The drawing is checked against the real classes (tests/test_errors_tree.py):
+a class added, moved or re-parented without redrawing it fails the suite. Where a class is
+defined is given after it; the HTTP status is the orchestrator's mapping.
+
+CompoWorldError                          compoworld.errors
+├── SpecError (ValueError)               compoworld.specs.errors        a spec cannot be ingested (file + JSON pointer)
+├── LibraryError                         compoworld.errors              a library folder or a service cannot be loaded
+├── EpisodeError                         compoworld.errors              an episode id is unknown, finished, or over limits
+│   ├── EpisodeNotFound                  orchestrator.errors            404 unknown (or released) episode id
+│   ├── EpisodeConflict                  orchestrator.errors            409 the episode's state forbids the request
+│   └── EpisodeBusy                      orchestrator.errors            503 too many live episodes
+├── TaskNotFound                         orchestrator.errors            404 no loaded task file holds the id
+├── InvalidRequest                       orchestrator.errors            422 names something that cannot be served
+├── ServiceUnavailable                   compoworld.errors              503 a service did not answer (dead, slow)
+├── StateLookupError (LookupError)       orchestrator.discovery         a grader read that cannot be made as written
+├── CriterionError (ValueError)          orchestrator.rubric.base       a rubric criterion that cannot be built or read
+├── GroupConflictError (ValueError)      orchestrator.groups            409 a reward report contradicts its group
+├── OrchestratorError                    trainer.orchestrator_client    the orchestrator was unreachable or refused
+├── SmokeSetupError (ValueError)         trainer.smoke_env              the smoke run's library or tasks are unusable
+├── LLMError                             compoworld.errors              the model endpoint failed after retries
+└── DeployError                          compoworld.deploy.errors       deployment files or a cluster operation failed
+    └── K8sError                         compoworld.deploy.errors       talking to a cluster failed
+        ├── K8sConfigError               compoworld.deploy.errors       no kubeconfig / in-cluster configuration
+        ├── K8sApiError                  compoworld.deploy.errors       the API refused a request or was unreachable
+        └── K8sTimeoutError              compoworld.deploy.errors       ``wait`` gave up (``.report``: last status)
+
+Signals: raised and caught inside one component, never seen by its callers.
+
+ToolFailure                              compoworld.runtime.ops         an implemented tool's failure -> ToolResult.fail
+ArgumentError (ValueError)               compoworld.runtime.validate    arguments refused -> ToolResult.fail
+DraftRejected                            orchestrator.tasks.walkstate   a walk or draft that cannot be a task (a reason)
 """
 
 from __future__ import annotations

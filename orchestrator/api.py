@@ -18,7 +18,7 @@ __all__ = [
     "StepRequest",
     "StepResponse",
     "ToolCall",
-    "ToolResult",
+    "ToolMessage",
 ]
 
 
@@ -97,8 +97,8 @@ class StepRequest(BaseModel):
     )
 
 
-class ToolResult(BaseModel):
-    """One tool message: the envelope as a JSON string."""
+class ToolMessage(BaseModel):
+    """One tool message: a tool result's envelope as a JSON string (what the agent reads)."""
 
     tool_call_id: str = Field(description="Id of the call it answers.")
     name: str = Field(description="Exposed tool name.")
@@ -108,7 +108,7 @@ class ToolResult(BaseModel):
 class StepResponse(BaseModel):
     """Results of one turn and whether the episode is over."""
 
-    results: list[ToolResult] = Field(description="One per call, in order.")
+    results: list[ToolMessage] = Field(description="One per call, in order.")
     done: bool = Field(description="True once the episode no longer accepts calls.")
     state: str = Field(description="open | running | finished | aborted | expired.")
     finish_reason: str = Field(default="", description="Why it ended, when done.")

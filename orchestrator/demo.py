@@ -1,22 +1,21 @@
 """``compoworld demo``: the main job end to end, offline, in about a minute.
 
 Load a library → generate a handful of verified tasks → run them with the oracle and the
-do-nothing agent on an in-process orchestrator (graded by the rubric) → write trajectories,
-the report (tables + PNG), the SFT and verl exports → print where everything went.
+do-nothing agent on an in-process orchestrator (graded by the rubric) → write trajectories
+and the report (tables + PNG) → hand the oracle's trajectories to ``exports`` (the SFT and
+verl exports live in the trainer, a layer above; the application passes them in).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-import typer
 from rich.console import Console
-from rich.table import Table
 
 from compoworld.errors import CompoWorldError
 from compoworld.runtime.service import ServiceRuntime, load_library
@@ -26,40 +25,23 @@ from orchestrator.episodes import Orchestrator
 from orchestrator.models import Task
 from orchestrator.report import plot_report, summarize, tables
 from orchestrator.runner import RunConfig, RunSummary, run_tasks
+from orchestrator.tasks.generate import GenerateOptions, generate_tasks
 from orchestrator.tasksource import read_tasks, write_tasks
 
-__all__ = ["demo", "run_demo"]
+__all__ = ["Exports", "run_demo"]
 
 console = Console()
 
 
+Exports = Callable[[Path, Path, Path], list[tuple[str, str, str]]]
+"""(out folder, oracle trajectories, task file) -> summary rows of what was exported."""
+
+
 def _generate(runtimes: dict[str, ServiceRuntime], n: int, seed: int) -> tuple[list[Task], str]:
     """Tasks from the task generator (offline: no paraphrasing), and a one-line note."""
-    try:
-        generate = importlib.import_module("orchestrator.tasks.generate")
-    except ImportError as exc:
-        raise CompoWorldError(f"the task generator is not available ({exc}); pass --tasks FILE") from exc
-    options = generate.GenerateOptions(n=n, seed=seed, distractors=(1, 3), attempts=4)
-    tasks, report = generate.generate_tasks(runtimes, options)
+    options = GenerateOptions(n=n, seed=seed, distractors=(1, 3), attempts=4)
+    tasks, report = generate_tasks(runtimes, options)
     return list(tasks), f"{report.produced} of {report.requested} tasks in {report.seconds:.1f} s"
-
-
-def _exports(out: Path, oracle_traj: Path, tasks_file: Path) -> list[tuple[str, str, str]]:
-    """SFT and verl exports, when the trainer package is installed."""
-    rows: list[tuple[str, str, str]] = []
-    try:
-        sft = importlib.import_module("trainer.export_sft")
-        stats = sft.write_sft_jsonl(oracle_traj, out / "sft.jsonl")
-        rows.append(("SFT export", f"{stats.kept} of {stats.read} trajectories kept", str(out / "sft.jsonl")))
-    except ImportError as exc:
-        rows.append(("SFT export", f"skipped ({exc})", "-"))
-    try:
-        verl = importlib.import_module("trainer.export_verl")
-        n = verl.write_verl_parquet(read_tasks(tasks_file), out / "verl.parquet")
-        rows.append(("verl export", f"{n} RL rows", str(out / "verl.parquet")))
-    except (ImportError, ValueError) as exc:
-        rows.append(("verl export", f"skipped ({exc})", "-"))
-    return rows
 
 
 async def _run_agents(
@@ -82,6 +64,7 @@ def run_demo(
     seed: int = 0,
     mode: Literal["direct", "gateway", "mcp"] = "gateway",
     rollouts: int = 1,
+    exports: Exports | None = None,
 ) -> list[tuple[str, str, str]]:
     """Everything the demo does; returns the summary rows (step, result, where)."""
     started = time.perf_counter()
@@ -123,32 +106,7 @@ def run_demo(
         console.print(table)
     png = plot_report(data, out / "report.png", title=f"CompoWorld demo: {len(tasks)} tasks, oracle vs noop")
     rows.append(("report", f"{data.total.episodes} episodes", str(png)))
-    rows.extend(_exports(out, runs["oracle"].out, written))
+    if exports is not None:
+        rows.extend(exports(out, runs["oracle"].out, written))
     rows.append(("total", f"{time.perf_counter() - started:.1f} s", str(out)))
     return rows
-
-
-def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where everything is written.")] = Path("demo-out"),
-    library: Annotated[
-        Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")
-    ] = None,
-    tasks: Annotated[
-        Path | None, typer.Option("--tasks", help="Use these tasks instead of generating.")
-    ] = None,
-    n_tasks: Annotated[int, typer.Option("--n-tasks", min=1, help="Tasks to generate.")] = 8,
-    seed: Annotated[int, typer.Option(help="Generation and rollout seed.")] = 0,
-    mode: Annotated[Literal["direct", "gateway", "mcp"], typer.Option(help="Tool exposure.")] = "gateway",
-) -> None:
-    """The main job end to end, offline: tasks → oracle and noop episodes → grades → report → exports."""
-    try:
-        rows = run_demo(out, library, tasks, n_tasks, seed, mode)
-    except (CompoWorldError, ValueError) as exc:
-        console.print(f"[red]demo failed: {exc}[/red]")
-        raise typer.Exit(1) from exc
-    table = Table(title="CompoWorld demo")
-    for col in ("step", "result", "written to"):
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)

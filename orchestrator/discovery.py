@@ -6,7 +6,7 @@ base URL(s) through one pooled ``httpx.AsyncClient`` with timeouts: a local proc
 service ``http://<svc>:8000``, or cluster DNS. With several replicas an episode is pinned at
 fork time to the replica that wins a rendezvous hash of its id, so adding a replica never
 moves a live episode. A dead or slow service turns a tool call into a ``service_unavailable``
-envelope; forks and grader reads raise ``ServiceUnavailable``.
+failure result; forks and grader reads raise ``ServiceUnavailable``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from typing import Any, Protocol
 
 import httpx
 
-from compoworld.errors import EpisodeError, ServiceUnavailable
-from compoworld.runtime.service import ServiceRuntime, fail
+from compoworld.contracts import ToolResult
+from compoworld.errors import CompoWorldError, EpisodeError, ServiceUnavailable
+from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 from orchestrator.errors import InvalidRequest
 from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
@@ -55,7 +56,7 @@ class ServiceClient(Protocol):
     async def tool_schemas(self) -> list[dict[str, Any]]: ...
     async def fork(self, episode_id: str, today: str | None) -> None: ...
     async def delete(self, episode_id: str) -> None: ...
-    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]: ...
+    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> ToolResult: ...
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]: ...
     async def dump(self, episode_id: str) -> dict[str, Any]: ...
     async def state_hash(self, episode_id: str) -> str: ...
@@ -67,9 +68,9 @@ class ServiceClient(Protocol):
 SEED_VIEW = "__seed__"
 
 
-def unavailable(service: str, reason: str) -> dict[str, Any]:
-    """The envelope an agent sees when a service cannot answer."""
-    return fail(
+def unavailable(service: str, reason: str) -> ToolResult:
+    """The result an agent sees when a service cannot answer."""
+    return ToolResult.fail(
         "service_unavailable", f"service '{service}' is unavailable: {reason}. Try again or use another tool."
     )
 
@@ -95,15 +96,15 @@ class LocalService:
     async def delete(self, episode_id: str) -> None:
         self.runtime.delete(episode_id)
 
-    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> ToolResult:
         if not self.runtime.has_episode(episode_id):
             # never let a call fork a fresh copy behind the episode's back (the fork was reaped)
-            return fail("episode_gone", f"the state of this episode in '{self.name}' was released")
-        result = self.runtime.call_implemented(episode_id, tool, args)
-        if result is not None:
+            return ToolResult.fail("episode_gone", f"the state of this episode in '{self.name}' was released")
+        result = self.runtime.dispatch(episode_id, tool, args)
+        if isinstance(result, ToolResult):
             return result
         try:  # simulated tools may wait on a model endpoint: bound them
-            return await asyncio.wait_for(self.runtime.call_tool(episode_id, tool, args), self.timeout_s)
+            return await asyncio.wait_for(result.run(), self.timeout_s)
         except TimeoutError:
             return unavailable(self.name, f"no answer within {self.timeout_s:g} s")
 
@@ -251,19 +252,16 @@ class HttpService:
         base = self._pins.pop(episode_id, None) or pick_replica(episode_id, self.urls)
         await self._request("DELETE", f"{base}/admin/episodes/{episode_id}", headers=self._admin)
 
-    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> ToolResult:
         url = f"{self.base(episode_id)}/tools/{tool}"
         try:
             resp = await self._request("POST", url, json=args, headers={"X-Episode-Id": episode_id})
         except ServiceUnavailable as exc:
             return unavailable(self.name, exc.reason)
         try:
-            envelope = resp.json()
-        except ValueError:
-            return unavailable(self.name, f"HTTP {resp.status_code} with a body that is not JSON")
-        if not isinstance(envelope, dict) or "success" not in envelope:
-            return unavailable(self.name, f"HTTP {resp.status_code} without a tool-result envelope")
-        return envelope
+            return ToolResult.from_envelope(resp.json())
+        except ValueError as exc:  # not JSON, or JSON that is not an envelope
+            return unavailable(self.name, f"HTTP {resp.status_code} without a tool-result envelope ({exc})")
 
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         url = f"{self.base(episode_id)}/admin/episodes/{episode_id}/select"
@@ -401,7 +399,7 @@ class ServiceDirectory:
             await self._http.aclose()
 
 
-class StateLookupError(LookupError):
+class StateLookupError(CompoWorldError, LookupError):
     """A read the grader cannot make as written (unknown service, table or column, or a released fork).
 
     A ``LookupError``, so the rubric turns it into a failed verdict with the reason; an

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from compoworld.contracts import ToolResult
 from compoworld.errors import CompoWorldError
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
@@ -27,12 +28,12 @@ from orchestrator.api import (
     OpenResponse,
     StepRequest,
     StepResponse,
-    ToolResult,
+    ToolMessage,
 )
 from orchestrator.arguments import BadArguments, parse_arguments
 from orchestrator.discovery import EpisodeReader, ServiceDirectory
 from orchestrator.errors import EpisodeBusy, EpisodeNotFound
-from orchestrator.exposure import ToolRef, build_exposure, tool_refs
+from orchestrator.exposure import MetaAnswer, Route, ToolRef, build_exposure, tool_refs
 from orchestrator.grading import Grader, default_grader, rubric_score
 from orchestrator.lifecycle import EpisodeRecord, EpisodeState, OrchestratorConfig
 from orchestrator.models import Task, Trajectory, Verdict
@@ -209,13 +210,14 @@ class Orchestrator:
             for i, c in enumerate(req.tool_calls)
         ]
         rec.messages.append(_assistant_message(req.assistant, calls))
-        results: list[ToolResult] = []
+        results: list[ToolMessage] = []
         for call_id, name, _, args in calls:
             result = await self._run_call(rec, name, args)
             _note_environment_error(rec, name, result)
-            content = json.dumps(result, ensure_ascii=False, default=str)
+            shown = result.payload if isinstance(result, MetaAnswer) else result.envelope()
+            content = json.dumps(shown, ensure_ascii=False, default=str)
             rec.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
-            results.append(ToolResult.model_construct(tool_call_id=call_id, name=name, content=content))
+            results.append(ToolMessage.model_construct(tool_call_id=call_id, name=name, content=content))
         rec.n_steps += 1
         rec.n_tool_calls += len(calls)
         rec.touch()
@@ -224,17 +226,19 @@ class Orchestrator:
         await self.store.put(rec)
         return self._step_response(rec, results)
 
-    async def _run_call(self, rec: EpisodeRecord, name: str, args: dict[str, Any] | BadArguments) -> Any:
+    async def _run_call(
+        self, rec: EpisodeRecord, name: str, args: dict[str, Any] | BadArguments
+    ) -> ToolResult | MetaAnswer:
         if isinstance(args, BadArguments):
             return args.error
         route = rec.exposure.resolve(name, args)
-        if route.service is None or route.tool is None:
-            return route.result
+        if not isinstance(route, Route):
+            return route
         rec.n_real_tool_calls += 1
         return await self.directory.get(route.service).call(rec.id, route.tool, route.args)
 
     @staticmethod
-    def _step_response(rec: EpisodeRecord, results: list[ToolResult]) -> StepResponse:
+    def _step_response(rec: EpisodeRecord, results: list[ToolMessage]) -> StepResponse:
         return StepResponse.model_construct(
             results=results,
             done=rec.terminal,
@@ -389,14 +393,12 @@ class Orchestrator:
 Call = tuple[str, str, Any, "dict[str, Any] | BadArguments"]
 
 
-def _note_environment_error(rec: EpisodeRecord, name: str, result: Any) -> None:
+def _note_environment_error(rec: EpisodeRecord, name: str, result: ToolResult | MetaAnswer) -> None:
     """Remember the first tool result that is the environment's failure (ENVIRONMENT_ERROR_CODES)."""
-    error = result.get("error") if isinstance(result, dict) and result.get("success") is False else None
-    if not isinstance(error, dict) or rec.environment_error:
+    if not isinstance(result, ToolResult) or result.success or rec.environment_error:
         return
-    code = error.get("code")
-    if code in ENVIRONMENT_ERROR_CODES:
-        rec.environment_error = f"{name}: {code}: {error.get('message', '')}"[:500]
+    if result.code in ENVIRONMENT_ERROR_CODES:
+        rec.environment_error = f"{name}: {result.code}: {result.message}"[:500]
 
 
 def _assistant_message(assistant: dict[str, Any] | None, calls: list[Call]) -> dict[str, Any]:

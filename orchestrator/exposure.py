@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import random
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from compoworld.runtime.service import fail
+from compoworld.contracts import ToolResult
 from orchestrator.arguments import parse_arguments
 from orchestrator.gateway import meta_tool_schemas
 from orchestrator.naming import MAX_NAME, direct_name
@@ -24,7 +24,9 @@ __all__ = [
     "DirectExposure",
     "Exposure",
     "GatewayExposure",
+    "MetaAnswer",
     "Resolution",
+    "Route",
     "ToolRef",
     "build_exposure",
     "tool_refs",
@@ -59,26 +61,30 @@ def tool_refs(service: str, annotated: list[dict[str, Any]]) -> list[ToolRef]:
     return refs
 
 
-@dataclass
-class Resolution:
-    """Where a call goes: a real tool (service/tool/args) or an answer the exposure gives itself."""
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A call that goes to a real tool of a mounted service."""
 
-    service: str | None = None
-    tool: str | None = None
-    args: dict[str, Any] = field(default_factory=dict)
-    result: Any = None
-
-    @property
-    def real(self) -> bool:
-        return self.service is not None
+    service: str
+    tool: str
+    args: dict[str, Any]
 
 
-def unknown_tool(name: str) -> Resolution:
-    return Resolution(
-        result=fail(
-            "unknown_tool",
-            f"unknown tool '{name}'. It is not mounted in this session; use only the tools you were given.",
-        )
+@dataclass(frozen=True, slots=True)
+class MetaAnswer:
+    """A gateway meta-tool's own answer, shown bare as the published gateway showed it (no envelope)."""
+
+    payload: dict[str, Any]
+
+
+Resolution = Route | MetaAnswer | ToolResult
+"""Where an agent's call goes: a real tool, a meta-tool's answer, or a refusal the exposure gives itself."""
+
+
+def unknown_tool(name: str) -> ToolResult:
+    return ToolResult.fail(
+        "unknown_tool",
+        f"unknown tool '{name}'. It is not mounted in this session; use only the tools you were given.",
     )
 
 
@@ -126,7 +132,7 @@ class DirectExposure(Exposure):
         ref = self.by_name.get(name)
         if ref is None:
             return unknown_tool(name)
-        return Resolution(ref.service, ref.tool, args)
+        return Route(ref.service, ref.tool, args)
 
 
 class GatewayExposure(Exposure):
@@ -164,54 +170,46 @@ class GatewayExposure(Exposure):
         return handler(args)
 
     def _list_services(self, args: dict[str, Any]) -> Resolution:
-        return Resolution(result={"services": list(self.services)})
+        return MetaAnswer({"services": list(self.services)})
 
     def _list_tools(self, args: dict[str, Any]) -> Resolution:
         service = args.get("service")
         if not isinstance(service, str) or not service:
-            return Resolution(
-                result=fail("invalid_arguments", "list_tools needs 'service': a name from list_services")
+            return ToolResult.fail(
+                "invalid_arguments", "list_tools needs 'service': a name from list_services"
             )
         if service not in self.listing:
-            return Resolution(
-                result=fail(
-                    "unknown_service",
-                    f"unknown service '{service}'. Call list_services to see what is mounted.",
-                )
+            return ToolResult.fail(
+                "unknown_service",
+                f"unknown service '{service}'. Call list_services to see what is mounted.",
             )
         tools = [
             {"name": self.shown[(service, r.tool)], "description": r.description}
             for r in self.listing[service]
         ]
-        return Resolution(result={"service": service, "tools": tools})
+        return MetaAnswer({"service": service, "tools": tools})
 
     def _describe_tool(self, args: dict[str, Any]) -> Resolution:
         tool = args.get("tool")
         if not isinstance(tool, str) or not tool:
-            return Resolution(
-                result=fail("invalid_arguments", "describe_tool needs 'tool': a name from list_tools")
-            )
+            return ToolResult.fail("invalid_arguments", "describe_tool needs 'tool': a name from list_tools")
         ref = self.names.get(tool)
         if ref is None:
             return unknown_tool(tool)
         shown = self.shown[(ref.service, ref.tool)]
-        return Resolution(
-            result={"name": shown, "description": ref.description, "parameters": ref.parameters}
-        )
+        return MetaAnswer({"name": shown, "description": ref.description, "parameters": ref.parameters})
 
     def _call_tool(self, args: dict[str, Any]) -> Resolution:
         tool = args.get("tool_name")
         if not isinstance(tool, str) or not tool:
-            return Resolution(
-                result=fail("invalid_arguments", "call_tool needs 'tool_name': a name from list_tools")
-            )
+            return ToolResult.fail("invalid_arguments", "call_tool needs 'tool_name': a name from list_tools")
         ref = self.names.get(tool)
         if ref is None:
             return unknown_tool(tool)
         inner = parse_arguments(args.get("arguments", {}))
         if not isinstance(inner, dict):
-            return Resolution(result=inner.error)
-        return Resolution(ref.service, ref.tool, inner)
+            return inner.error
+        return Route(ref.service, ref.tool, inner)
 
 
 def build_exposure(

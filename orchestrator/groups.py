@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
-from trainer.reward import DEFAULT_LAMBDA, GroupRewardReport, group_reward_report, log_group_report
+from compoworld.errors import CompoWorldError
+from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport, group_reward_report, log_group_report
 
 __all__ = [
     "GroupBoard",
@@ -36,7 +37,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class GroupConflictError(ValueError):
+class GroupConflictError(CompoWorldError, ValueError):
     """A report disagrees with what the group already holds (rubric size, expected_n, importance)."""
 
 

@@ -20,6 +20,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
+from compoworld.contracts import ToolResult
 from compoworld.errors import CompoWorldError
 from orchestrator.api import StepRequest, ToolCall
 from orchestrator.episodes import Orchestrator
@@ -78,17 +79,15 @@ class EpisodeMcp:
         try:
             step = await self.orchestrator.step(episode_id, StepRequest(tool_calls=[call]))
         except CompoWorldError as exc:
-            text = json.dumps({"success": False, "error": {"code": "episode_closed", "message": str(exc)}})
+            text = json.dumps(ToolResult.fail("episode_closed", str(exc)).envelope())
             return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
         if not step.results:  # the episode hit its wall-time limit before the call ran
-            text = json.dumps(
-                {"success": False, "error": {"code": "episode_closed", "message": step.finish_reason}}
-            )
+            text = json.dumps(ToolResult.fail("episode_closed", step.finish_reason).envelope())
             return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
         content = step.results[0].content
         try:
-            failed = json.loads(content).get("success") is False
-        except (ValueError, AttributeError):
+            failed = not ToolResult.from_envelope(json.loads(content)).success
+        except ValueError:
             failed = False
         return types.CallToolResult(content=[types.TextContent(text=content)], is_error=failed)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
@@ -38,6 +37,7 @@ from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepReque
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import http_status
+from orchestrator.groups import GroupBoard, groups_router
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.mcp_server import EpisodeMcp
 from orchestrator.models import Task
@@ -181,17 +181,6 @@ async def _summaries(orch: Orchestrator) -> list[dict[str, Any]]:
     return out
 
 
-def _groups_router() -> APIRouter | None:
-    """The trainer's ``POST /groups/{group_id}/reward`` router, when its module is installed."""
-    try:
-        module = importlib.import_module("orchestrator.groups")
-    except ImportError:
-        return None
-    board = module.GroupBoard()
-    router: APIRouter = module.groups_router(board)
-    return router
-
-
 def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
     """Add every orchestrator route to ``app`` and run the reaper and MCP within its lifespan."""
     mcp = EpisodeMcp(orch)
@@ -201,9 +190,7 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
     app.router.routes.append(
         Route("/episodes/{episode_id}/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"])
     )
-    groups = _groups_router()
-    if groups is not None:
-        app.include_router(groups)
+    app.include_router(groups_router(GroupBoard()))
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

@@ -124,7 +124,7 @@ def free_port() -> int:
 
 
 def tool_content(result: Any) -> dict[str, Any]:
-    """The envelope of a ToolResult (or of its dict form)."""
+    """The envelope of a tool message (or of its dict form)."""
     content = result["content"] if isinstance(result, dict) else result.content
     value: dict[str, Any] = json.loads(content)
     return value

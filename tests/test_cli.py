@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from compoworld.cli import COMMANDS, SUBAPPS, cli_app
 
-ALL = sorted([*COMMANDS, *SUBAPPS, "serve", "up"])
+ALL = sorted([*COMMANDS, *SUBAPPS, "serve", "up", "demo"])
 
 
 def test_help_lists_every_command() -> None:
@@ -26,3 +26,12 @@ def test_each_command_answers_help(name: str) -> None:
 def test_serve_refuses_an_unknown_service(tmp_path: object) -> None:
     result = CliRunner().invoke(cli_app(), ["serve", "nope", "--library", str(tmp_path)])
     assert result.exit_code == 2 and "no service 'nope'" in result.output
+
+
+def test_each_cli_app_is_built_fresh_with_the_same_commands() -> None:
+    first, second = cli_app(), cli_app()
+    assert first is not second
+    names = [c.name or c.callback.__name__ for c in first.registered_commands]  # type: ignore[union-attr]
+    names += [str(g.name) for g in first.registered_groups]
+    assert sorted(names) == ALL
+    assert len(second.registered_commands) == len(first.registered_commands)

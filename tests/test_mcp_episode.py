@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from compoworld.embedded import build_embedded_app
+from compoworld.cli import build_embedded_app
 from compoworld.settings import Settings
 from tests.orchestrator_fixture import serving, task_create, write_library
 

@@ -106,10 +106,8 @@ async def test_a_slow_service_times_out_into_service_unavailable() -> None:
     async with serving(slow) as url, httpx.AsyncClient(timeout=0.3) as http:
         svc = HttpService("slow", [url], http, "tok")
         started = asyncio.get_running_loop().time()
-        envelope = await svc.call("e1", "anything", {})
-        assert (
-            envelope["error"]["code"] == "service_unavailable" and "timed out" in envelope["error"]["message"]
-        )
+        result = await svc.call("e1", "anything", {})
+        assert result.code == "service_unavailable" and "timed out" in result.message
         assert asyncio.get_running_loop().time() - started < 2
 
 
@@ -129,7 +127,7 @@ async def test_a_live_episode_stays_on_its_replica_when_replicas_change(tmp_path
         await svc.fork("ep-1", "2026-01-01")
         svc.urls = ["http://127.0.0.1:1", url, "http://127.0.0.1:2"]  # discovery found more replicas
         assert svc.base("ep-1") == url
-        assert (await svc.call("ep-1", "listContacts", {"limit": 1}))["success"] is True
+        assert (await svc.call("ep-1", "listContacts", {"limit": 1})).success is True
         await svc.delete("ep-1")
         assert not rts["crm"].has_episode("ep-1")
 

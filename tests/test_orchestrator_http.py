@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from compoworld.embedded import build_embedded_app
+from compoworld.cli import build_embedded_app
 from compoworld.settings import Settings
 from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import task_create, task_update, write_library

@@ -63,7 +63,7 @@ async def test_episodes_spread_over_resolved_pods_and_stay_pinned(tmp_path: Path
         for ep in episodes:
             await svc.fork(ep, "2026-02-01")
             out = await svc.call(ep, "createContact", {"name": ep})
-            assert out["success"], out
+            assert out.success, out
         for ep in episodes:
             holders = [a for a, rt in pods.items() if rt.has_episode(ep)]
             assert len(holders) == 1  # state lives in exactly one pod

@@ -8,12 +8,11 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from compoworld.embedded import build_embedded_app
+from compoworld.cli import build_embedded_app, cli_app
 from compoworld.settings import Settings
 from orchestrator.agents import create_agent
 from orchestrator.backends import RemoteBackend
 from orchestrator.cli import run
-from orchestrator.demo import demo
 from orchestrator.report import report, summarize
 from orchestrator.runner import RunConfig, run_tasks
 from orchestrator.tasksource import write_tasks
@@ -24,7 +23,6 @@ def cli() -> typer.Typer:
     app = typer.Typer()
     app.command("run")(run)
     app.command("report")(report)
-    app.command("demo")(demo)
     return app
 
 
@@ -111,7 +109,7 @@ def test_demo_runs_end_to_end_on_a_hand_made_library(tmp_path: Path) -> None:
     write_library(tmp_path / "lib")
     out = tmp_path / "demo"
     result = CliRunner().invoke(
-        cli(), ["demo", "--library", str(tmp_path / "lib"), "--out", str(out), "--n-tasks", "4"]
+        cli_app(), ["demo", "--library", str(tmp_path / "lib"), "--out", str(out), "--n-tasks", "4"]
     )
     assert result.exit_code == 0, result.output
     for name in ("tasks.jsonl", "traj_oracle.jsonl", "traj_noop.jsonl", "trajectories.jsonl", "report.png"):
@@ -121,7 +119,6 @@ def test_demo_runs_end_to_end_on_a_hand_made_library(tmp_path: Path) -> None:
     assert len(oracle) == 4 and all(r["meta"]["score"] == 1.0 for r in oracle)
     assert all(r["meta"]["score"] == 0.0 for r in noop)
     assert "CompoWorld demo" in result.output and "written to" in result.output
-    if (out / "sft.jsonl").exists():  # the trainer's exports, when installed
-        assert len((out / "sft.jsonl").read_text().splitlines()) == 4
-    empty = CliRunner().invoke(cli(), ["demo", "--library", str(tmp_path / "nothing"), "--out", str(out)])
+    assert len((out / "sft.jsonl").read_text().splitlines()) == 4  # the trainer's export of the oracle's
+    empty = CliRunner().invoke(cli_app(), ["demo", "--library", str(tmp_path / "nothing"), "--out", str(out)])
     assert empty.exit_code == 1 and "demo failed" in empty.output

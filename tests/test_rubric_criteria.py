@@ -50,7 +50,7 @@ def episode(runtimes: dict[str, ServiceRuntime]) -> Iterator[str]:
 
 
 def call(runtimes: dict[str, ServiceRuntime], eid: str, svc: str, tool: str, args: dict[str, Any]) -> dict:
-    return asyncio.run(runtimes[svc].call_tool(eid, tool, args))
+    return asyncio.run(runtimes[svc].call_tool(eid, tool, args)).envelope()
 
 
 def test_state_criteria_fail_before_the_writes_and_pass_after(

@@ -17,7 +17,8 @@ def crm(tmp_path: Path) -> ServiceRuntime:
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: object) -> dict:
-    return asyncio.run(rt.call_tool(ep, name, args))
+    """The call's envelope (the uniform route's wire form)."""
+    return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 
 def test_create_then_read_round_trips_in_the_same_episode(crm: ServiceRuntime) -> None:

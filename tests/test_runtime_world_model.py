@@ -28,7 +28,7 @@ async def test_a_valid_model_response_is_the_simulated_result_and_is_logged(tmp_
     async with serving(chat_server(lambda body: {"content": json.dumps(SENT)}, seen)) as url:
         rt = crm(tmp_path, LLMClient(f"{url}/v1", "scripted", timeout_s=5, retries=0))
         out = await rt.call_tool("e1", "sendEmail", {"to": "ann@example.com", "subject": "Hi"})
-    assert out == {"success": True, "data": SENT, "backend": "simulated"}
+    assert out.envelope() == {"success": True, "data": SENT, "backend": "simulated"}
     prompt = json.loads(seen[0]["messages"][-1]["content"])
     assert prompt["tool"] == "sendEmail" and prompt["output_schema"]["required"] == [
         "message_id",
@@ -48,14 +48,14 @@ async def test_invalid_model_output_is_retried_then_replaced_by_the_offline_gene
         "e1", "sendEmail", {"to": "ann@example.com", "subject": "Hi"}
     )
     assert len(seen) == 2  # the first answer and one retry (llm_retries=1)
-    assert out == offline and out["success"] and isinstance(out["data"]["message_id"], str)
+    assert out == offline and out.success and isinstance(out.data["message_id"], str)
 
 
 async def test_a_dead_endpoint_falls_back_offline_without_failing_the_call(tmp_path: Path) -> None:
     client = LLMClient(f"http://127.0.0.1:{free_port()}/v1", "scripted", timeout_s=2, retries=0)
     rt = crm(tmp_path, client)
     out = await rt.call_tool("e1", "getEmail", {"message_id": "m1"})
-    assert out["success"] and out["backend"] == "simulated"
+    assert out.success and out.backend == "simulated"
     assert client.usage.failures == 1
 
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from orchestrator.api import FinishResponse, OpenResponse, StepResponse, ToolResult
+from orchestrator.api import FinishResponse, OpenResponse, StepResponse, ToolMessage
 from orchestrator.models import Verdict
 from trainer.orchestrator_client import FinishResult, OpenedEpisode, StepResult
 
@@ -75,7 +75,7 @@ def test_open_and_step_answers_of_the_orchestrator_parse() -> None:
     got = OpenedEpisode.model_validate_json(opened.model_dump_json())
     assert (got.episode_id, got.task_id, got.mode, got.max_steps) == ("e", "t", "gateway", 30)
     step = StepResponse(
-        results=[ToolResult(tool_call_id="call_0", name="list_services", content="{}")],
+        results=[ToolMessage(tool_call_id="call_0", name="list_services", content="{}")],
         done=True,
         state="finished",
         finish_reason="max_steps",

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from orchestrator.groups import GroupBoard, GroupConflictError, groups_router
-from trainer.reward import completion_focused_rewards
+from orchestrator.reward import completion_focused_rewards
 
 
 def make_client(board: GroupBoard) -> httpx.AsyncClient:

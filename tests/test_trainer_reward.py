@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from trainer.reward import completion_focused_rewards, group_reward_report, log_group_report
+from orchestrator.reward import completion_focused_rewards, group_reward_report, log_group_report
 
 TOL = 1e-9
 
@@ -128,7 +128,7 @@ def test_aborted_rollout_counts_as_all_false_in_pass_rates() -> None:
 
 
 def test_no_criteria_means_complete_unless_aborted(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="trainer.reward"):
+    with caplog.at_level(logging.WARNING, logger="orchestrator.reward"):
         assert completion_focused_rewards([[], [], None]) == [1.0, 1.0, 0.0]
     assert "no criteria" in caplog.text
     assert completion_focused_rewards([None, None]) == [0.0, 0.0]
@@ -173,6 +173,6 @@ def test_bad_input_raises_clear_value_error(
 
 def test_group_report_is_logged_with_pass_rates(caplog: pytest.LogCaptureFixture) -> None:
     report = group_reward_report([[True, False], [True, True]])
-    with caplog.at_level(logging.INFO, logger="trainer.reward"):
+    with caplog.at_level(logging.INFO, logger="orchestrator.reward"):
         log_group_report(report, "uid-7")
     assert "group uid-7: n=2 k=2 all_pass=0.500 p=[1.00, 0.50]" in caplog.text

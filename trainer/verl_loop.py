@@ -32,8 +32,8 @@ from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, 
 from verl.experimental.agent_loop.tool_parser import FunctionCall
 from verl.tools.schemas import OpenAIFunctionSchema, OpenAIFunctionToolSchema, ToolResponse
 
+from orchestrator.reward import group_reward_report
 from trainer.orchestrator_client import OrchestratorClient, OrchestratorError
-from trainer.reward import group_reward_report
 from trainer.tokenizer import answer_text
 
 __all__ = ["CompoAgentLoop", "EpisodeTool"]

@@ -16,9 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from compoworld.deploy.compose import render_compose
-from compoworld.deploy.errors import DeployError, K8sTimeoutError
+from compoworld.deploy.errors import K8sTimeoutError
 from compoworld.deploy.helm_values import splice_services_block
 from compoworld.deploy.library import scan_library
+from compoworld.errors import CompoWorldError
 
 if TYPE_CHECKING:  # the kubernetes client is imported only by the k8s commands (it is slow to load)
     from kubernetes.client import ApiClient
@@ -93,7 +94,7 @@ def compose_cmd(
     """docker-compose.yml: the orchestrator plus one container per service of the library."""
     try:
         text = render_compose(scan_library(_library(library)))
-    except DeployError as exc:
+    except CompoWorldError as exc:  # a DeployError or an unusable library
         raise _fail(str(exc)) from exc
     _write_or_check(out, text, check)
 
@@ -112,7 +113,7 @@ def helm_values_cmd(
         names = scan_library(_library(library))
         current = out.read_text(encoding="utf-8") if out.exists() else None
         text = splice_services_block(current, names)
-    except (DeployError, ValueError) as exc:
+    except (CompoWorldError, ValueError) as exc:
         raise _fail(f"{out}: {exc}" if isinstance(exc, ValueError) else str(exc)) from exc
     _write_or_check(out, text, check)
 
@@ -154,7 +155,7 @@ def status_cmd(
 
     try:
         report = get_status(namespace, release, _client(kubeconfig, context))
-    except DeployError as exc:
+    except CompoWorldError as exc:  # a DeployError or an unusable library
         raise _fail(str(exc)) from exc
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
@@ -183,7 +184,7 @@ def wait_cmd(
         if not as_json:
             Console(width=200).print(_report_table(exc.report))
         raise _fail(str(exc)) from exc
-    except DeployError as exc:
+    except CompoWorldError as exc:  # a DeployError or an unusable library
         raise _fail(str(exc)) from exc
     if as_json:
         typer.echo(report.model_dump_json(indent=2))

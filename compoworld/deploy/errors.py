@@ -1,9 +1,9 @@
 """Errors raised by the deployment layer.
 
-Infrastructure failures are exceptions with a message a person can act on::
+Infrastructure failures are exceptions with a message a person can act on (the whole tree is
+drawn in ``compoworld.errors``; an unusable library raises its ``LibraryError``)::
 
-    DeployError
-    ├── LibraryError          the library folder or a manifest.json is unusable
+    DeployError               (a compoworld.errors.CompoWorldError)
     └── K8sError              talking to a cluster failed
         ├── K8sConfigError    no kubeconfig / in-cluster configuration to use
         ├── K8sApiError       the API answered with an error (403, 404, ...) or could not be reached
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compoworld import errors
+from compoworld.errors import CompoWorldError, LibraryError
 
 if TYPE_CHECKING:
     from compoworld.deploy.k8s import StatusReport
@@ -29,12 +29,8 @@ __all__ = [
 ]
 
 
-class DeployError(Exception):
+class DeployError(CompoWorldError):
     """Base of every deployment-layer error."""
-
-
-class LibraryError(DeployError, errors.LibraryError):
-    """The service library cannot be turned into deployment files (also a ``compoworld.errors.LibraryError``)."""
 
 
 class K8sError(DeployError):

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compoworld.deploy.errors import LibraryError
 from compoworld.deploy.naming import dns_segment
-from compoworld.errors import LibraryError as KernelLibraryError
+from compoworld.errors import LibraryError
 from compoworld.manifest import load_manifests
 
 __all__ = ["RESERVED_NAMES", "check_names", "scan_library"]
@@ -28,10 +27,7 @@ def scan_library(library: Path) -> list[str]:
     validate, a manifest's name differs from its folder's, or two names map to the
     same DNS name.
     """
-    try:
-        names = [m.name for m in load_manifests(library)]
-    except KernelLibraryError as exc:
-        raise LibraryError(str(exc)) from exc
+    names = [m.name for m in load_manifests(library)]
     check_names(names)
     return sorted(names)
 

@@ -16,7 +16,7 @@ import hashlib
 import math
 import re
 
-from compoworld.deploy.errors import LibraryError
+from compoworld.errors import LibraryError
 
 __all__ = [
     "DNS_LABEL_MAX",

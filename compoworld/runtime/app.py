@@ -19,25 +19,22 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from compoworld.contracts import ToolResult
 from compoworld.errors import EpisodeError
-from compoworld.runtime.service import ServiceRuntime, fail
+from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 
-__all__ = ["admin_guard", "create_library_app", "create_service_app", "freeze_heap", "json_response"]
+__all__ = [
+    "admin_guard",
+    "create_library_app",
+    "create_service_app",
+    "freeze_heap",
+    "json_response",
+    "rest_response",
+]
 
 _EPISODE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _RESERVED = ("/health", "/tools", "/admin", "/docs", "/openapi.json", "/redoc")
-_STATUS = {
-    "invalid_arguments": 422,
-    "not_found": 404,
-    "conflict": 409,
-    "episode_required": 400,
-    "unknown_tool": 404,
-    "payload_too_large": 413,
-    "invalid_json": 400,
-    "invalid_episode": 400,
-    "tool_error": 422,
-}
 
 
 def freeze_heap() -> None:
@@ -67,24 +64,45 @@ def admin_guard(settings: Settings) -> Callable[[Request], Awaitable[None]]:
     return guard
 
 
+def rest_response(result: ToolResult) -> Response:
+    """A REST route's answer: the envelope with the result's status (nothing at all for a 204)."""
+    if not result.has_body:
+        return Response(status_code=result.status)
+    return json_response(result.envelope(), result.status)
+
+
+class _Rejected(Exception):
+    """A request refused before any tool ran; carries the failure to answer with."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
 async def _read_args(request: Request, limit: int) -> Any:
+    """The JSON body (``{}`` when empty); ``_Rejected`` when it is too large or not JSON."""
     body = await request.body()
     if len(body) > limit:
-        return fail("payload_too_large", f"request body is {len(body)} bytes; the limit is {limit}")
+        raise _Rejected(
+            ToolResult.fail("payload_too_large", f"request body is {len(body)} bytes; the limit is {limit}")
+        )
     if not body.strip():
         return {}
     try:
         return json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return fail("invalid_json", f"request body is not valid JSON: {exc}")
+        raise _Rejected(ToolResult.fail("invalid_json", f"request body is not valid JSON: {exc}")) from exc
 
 
-def _episode_of(request: Request) -> str | dict[str, Any] | None:
+def _episode_of(request: Request) -> str | None:
+    """The ``X-Episode-Id`` header (None: the read-only seed view); ``_Rejected`` when malformed."""
     episode = request.headers.get("x-episode-id")
     if episode is None or episode == "":
         return None
     if not _EPISODE_ID.match(episode):
-        return fail("invalid_episode", "X-Episode-Id must be 1-128 characters of [A-Za-z0-9_.:-]")
+        raise _Rejected(
+            ToolResult.fail("invalid_episode", "X-Episode-Id must be 1-128 characters of [A-Za-z0-9_.:-]")
+        )
     return episode
 
 
@@ -173,31 +191,29 @@ def _rest_handler(
     body_args = {a for a, loc in locations.items() if loc == "body"}
     whole_body = "body" if locations.get("body") == "body" and not (body_args - {"body"}) else None
     aliases = {re.sub(r"[^A-Za-z0-9_]", "_", a).lower(): a for a in defn.input_schema.get("properties", {})}
-    success_status = 201 if defn.operation == "create" else 200
 
     async def handler(request: Request) -> Response:
-        episode = _episode_of(request)
-        if isinstance(episode, dict):
-            return json_response(episode, 400)
-        raw = {k: v for k, v in request.path_params.items()}
-        for key, value in request.query_params.items():
-            raw[aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", key).lower(), key)] = value
-        args: dict[str, Any] = bound.validator.coerce_strings(raw)
-        if request.method in ("POST", "PUT", "PATCH") or body_args:
-            body = await _read_args(request, settings.max_payload_bytes)
-            if isinstance(body, dict) and body.get("success") is False and "error" in body:
-                return json_response(body, _STATUS.get(body["error"]["code"], 400))
-            if whole_body is not None:
-                args["body"] = body
-            elif isinstance(body, dict):
-                for key, value in body.items():
-                    arg = aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", str(key)).lower(), str(key))
-                    args.setdefault(arg, value)
-            elif body not in ({}, None):
-                return json_response(fail("invalid_arguments", "request body must be a JSON object"), 422)
-        result = await runtime.call_tool(episode, name, args)
-        status = success_status if result["success"] else _STATUS.get(result["error"]["code"], 400)
-        return json_response(result, status)
+        try:
+            episode = _episode_of(request)
+            raw = {k: v for k, v in request.path_params.items()}
+            for key, value in request.query_params.items():
+                raw[aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", key).lower(), key)] = value
+            args: dict[str, Any] = bound.validator.coerce_strings(raw)
+            if request.method in ("POST", "PUT", "PATCH") or body_args:
+                body = await _read_args(request, settings.max_payload_bytes)
+                if whole_body is not None:
+                    args["body"] = body
+                elif isinstance(body, dict):
+                    for key, value in body.items():
+                        arg = aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", str(key)).lower(), str(key))
+                        args.setdefault(arg, value)
+                elif body not in ({}, None):
+                    raise _Rejected(
+                        ToolResult.fail("invalid_arguments", "request body must be a JSON object")
+                    )
+        except _Rejected as refused:
+            return rest_response(refused.result)
+        return rest_response(await runtime.call_tool(episode, name, args))
 
     return handler
 
@@ -225,14 +241,14 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
         """The uniform tool route: a plain Starlette endpoint (no per-call dependency solving)."""
         name = request.path_params["name"]
         if name not in runtime.tools:
-            return json_response(fail("unknown_tool", f"service '{runtime.name}' has no tool '{name}'"), 404)
-        episode = _episode_of(request)
-        if isinstance(episode, dict):
-            return json_response(episode)
-        args = await _read_args(request, limit)
-        if isinstance(args, dict) and args.get("success") is False and "error" in args:
-            return json_response(args)
-        return json_response(await runtime.call_tool(episode, name, args))
+            missing = ToolResult.fail("unknown_tool", f"service '{runtime.name}' has no tool '{name}'")
+            return json_response(missing.envelope(), 404)
+        try:
+            episode = _episode_of(request)
+            args = await _read_args(request, limit)
+        except _Rejected as refused:
+            return json_response(refused.result.envelope())
+        return json_response((await runtime.call_tool(episode, name, args)).envelope())
 
     app.add_route("/tools/{name}", call, methods=["POST"])
     app.include_router(_admin_router(runtime, settings))

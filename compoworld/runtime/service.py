@@ -1,8 +1,9 @@
 """ServiceRuntime: one generated service's state, tools and dispatcher, with no HTTP in sight.
 
-``call_tool`` validates arguments, runs the implemented operation against the episode's
-SQLite fork (or the world model for simulated tools), logs writes, and returns the
-envelope. Anything a client can send ends as ``success: false``, never an exception.
+``dispatch`` validates arguments once and runs the implemented operation against the
+episode's SQLite fork synchronously (the hot path), or hands back a ``SimulatedCall`` to
+await the world model; ``call_tool`` does both. Writes are logged, and every call ends as a
+``ToolResult``: anything a client can send is a failure result, never an exception.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from compoworld.contracts import Backend, ToolResult
 from compoworld.errors import LibraryError
 from compoworld.llm import LLMClient
 from compoworld.manifest import ServiceManifest, ToolDef, library_folders
@@ -26,20 +28,9 @@ from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.runtime.world import WorldModel
 from compoworld.settings import Settings
 
-__all__ = ["ServiceRuntime", "fail", "library_folders", "load_library", "ok", "sqlmodel_ddl"]
+__all__ = ["ServiceRuntime", "SimulatedCall", "library_folders", "load_library", "sqlmodel_ddl"]
 
 log = logging.getLogger(__name__)
-
-
-def ok(data: Any, backend: str) -> dict[str, Any]:
-    return {"success": True, "data": data, "backend": backend}
-
-
-def fail(code: str, message: str, backend: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"success": False, "error": {"code": code, "message": message}}
-    if backend is not None:
-        out["backend"] = backend
-    return out
 
 
 def sqlmodel_ddl(folder: Path, service: str) -> list[str] | None:
@@ -70,7 +61,7 @@ def sqlmodel_ddl(folder: Path, service: str) -> list[str] | None:
 class _BoundTool:
     """A tool with its validator and compiled table, ready to dispatch."""
 
-    __slots__ = ("backend", "defn", "op", "table", "validator")
+    __slots__ = ("backend", "defn", "op", "success_status", "table", "validator")
 
     def __init__(self, defn: ToolDef, table: EntityTable | None) -> None:
         self.defn = defn
@@ -79,7 +70,8 @@ class _BoundTool:
         self.op = (
             OPERATIONS.get(defn.operation) if defn.backend == "implemented" and table is not None else None
         )
-        self.backend = "implemented" if self.op is not None else "simulated"
+        self.backend: Backend = "implemented" if self.op is not None else "simulated"
+        self.success_status = 201 if defn.operation == "create" else 200
 
 
 class ServiceRuntime:
@@ -173,71 +165,55 @@ class ServiceRuntime:
             for b in self.tools.values()
         ]
 
-    def _prepare(
-        self, episode_id: str | None, name: str, args: Any
-    ) -> tuple[_BoundTool, Episode] | dict[str, Any]:
+    def dispatch(self, episode_id: str | None, name: str, args: Any) -> ToolResult | SimulatedCall:
+        """Validate and run one call synchronously; a simulated tool comes back prepared, to be awaited.
+
+        Validation happens once: the ``SimulatedCall`` carries the checked tool and episode.
+        """
         bound = self.tools.get(name)
         if bound is None:
-            return fail("unknown_tool", f"service '{self.name}' has no tool '{name}'")
+            return ToolResult.fail("unknown_tool", f"service '{self.name}' has no tool '{name}'")
         try:
             bound.validator(args)
         except ArgumentError as exc:
-            return fail("invalid_arguments", str(exc), bound.backend)
+            return ToolResult.fail("invalid_arguments", str(exc), bound.backend)
         episode = self.store.get(episode_id)
         if episode.read_only and bound.defn.is_write:
-            return fail(
+            return ToolResult.fail(
                 "episode_required",
                 f"'{name}' changes state: send an X-Episode-Id header to get an episode of your own",
                 bound.backend,
             )
-        return bound, episode
+        if bound.op is None:
+            return SimulatedCall(self, bound, episode, args)
+        return self._run_implemented(bound, episode, name, args)
 
-    def call_implemented(self, episode_id: str | None, name: str, args: Any) -> dict[str, Any] | None:
-        """The synchronous hot path; returns None when the tool needs the (async) world model."""
-        prepared = self._prepare(episode_id, name, args)
-        if isinstance(prepared, dict):
-            return prepared
-        bound, episode = prepared
-        return None if bound.op is None else self._run_implemented(bound, episode, name, args)
+    async def call_tool(self, episode_id: str | None, name: str, args: Any) -> ToolResult:
+        """Run one tool call in an episode, awaiting the world model if the tool is simulated."""
+        result = self.dispatch(episode_id, name, args)
+        return result if isinstance(result, ToolResult) else await result.run()
 
-    async def call_tool(self, episode_id: str | None, name: str, args: Any) -> dict[str, Any]:
-        """Run one tool call in an episode and return the envelope."""
-        prepared = self._prepare(episode_id, name, args)
-        if isinstance(prepared, dict):
-            return prepared
-        bound, episode = prepared
-        if bound.op is not None:
-            return self._run_implemented(bound, episode, name, args)
-        try:
-            data = await self.world.respond(bound.defn, args, episode)
-            result = ok(data, "simulated")
-        except Exception as exc:
-            log.exception("simulated tool %s.%s failed", self.name, name)
-            result = fail("tool_error", f"{name} could not be simulated: {exc}", "simulated")
-        if bound.defn.is_write:
-            self._log(episode, name, args, result)
-        return result
-
-    def _run_implemented(self, bound: _BoundTool, episode: Episode, name: str, args: Any) -> dict[str, Any]:
+    def _run_implemented(self, bound: _BoundTool, episode: Episode, name: str, args: Any) -> ToolResult:
         assert bound.op is not None and bound.table is not None
         try:
             data = bound.op(self.store, bound.defn, bound.table, episode, args)
         except ToolFailure as exc:
-            result = fail(exc.code, exc.message, "implemented")
+            result = ToolResult.fail(exc.code, exc.message, "implemented")
         except (ValueError, TypeError, OverflowError) as exc:
-            result = fail("invalid_arguments", f"{name}: {exc}", "implemented")
+            result = ToolResult.fail("invalid_arguments", f"{name}: {exc}", "implemented")
         except Exception as exc:  # sqlite errors from odd values: a client error, never a 500
             log.exception("tool %s.%s failed", self.name, name)
-            result = fail(
+            result = ToolResult.fail(
                 "tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}", "implemented"
             )
         else:
-            result = ok(data, "implemented")
+            result = ToolResult.ok(data, "implemented", bound.success_status)
         if bound.defn.is_write:
-            self._log(episode, name, args, result)
+            self.log_write(episode, name, args, result)
         return result
 
-    def _log(self, episode: Episode, name: str, args: Any, result: dict[str, Any]) -> None:
+    def log_write(self, episode: Episode, name: str, args: Any, result: ToolResult) -> None:
+        """Append a write call to the episode's write log (the seed view keeps none)."""
         if episode.read_only:
             return
         episode.write_log.append(
@@ -245,12 +221,36 @@ class ServiceRuntime:
                 "seq": len(episode.write_log) + 1,
                 "tool": name,
                 "arguments": args,
-                "success": result["success"],
-                "backend": result.get("backend"),
+                "success": result.success,
+                "backend": result.backend,
                 "time": episode.now,
                 "wall_time": time.time(),
             }
         )
+
+
+class SimulatedCall:
+    """A validated call of a simulated tool, waiting on the world model (``await call.run()``)."""
+
+    __slots__ = ("args", "bound", "episode", "runtime")
+
+    def __init__(self, runtime: ServiceRuntime, bound: _BoundTool, episode: Episode, args: Any) -> None:
+        self.runtime = runtime
+        self.bound = bound
+        self.episode = episode
+        self.args = args
+
+    async def run(self) -> ToolResult:
+        runtime, defn = self.runtime, self.bound.defn
+        try:
+            data = await runtime.world.respond(defn, self.args, self.episode)
+            result = ToolResult.ok(data, "simulated", self.bound.success_status)
+        except Exception as exc:
+            log.exception("simulated tool %s.%s failed", runtime.name, defn.name)
+            result = ToolResult.fail("tool_error", f"{defn.name} could not be simulated: {exc}", "simulated")
+        if defn.is_write:
+            runtime.log_write(self.episode, defn.name, self.args, result)
+        return result
 
 
 def load_library(

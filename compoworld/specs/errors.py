@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from compoworld.errors import CompoWorldError
+
 __all__ = ["SpecError", "escape_token", "join_pointer"]
 
 
-class SpecError(ValueError):
+class SpecError(CompoWorldError, ValueError):
     """A problem with an input document, located by file and JSON pointer."""
 
     def __init__(self, file: str, pointer: str, message: str) -> None:

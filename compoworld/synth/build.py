@@ -13,7 +13,7 @@ document is left out and listed in ``defects``. ``check_rendered`` re-renders a 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from compoworld.specs import SpecError, load_spec, read_document
 from compoworld.specs.model import ServiceSpec
 from compoworld.synth.pipeline import Synthesis, synthesize
 from compoworld.synth.render import RENDERED_FILES, dumps_json, render_files, write_files
+from compoworld.synth.verify import verify_service
 
 __all__ = [
     "VERIFY_PREFIX",
@@ -123,24 +124,13 @@ def _overrides(folder: Path) -> dict[str, str]:
     return _verify_overrides(ServiceManifest.model_validate_json(path.read_text(encoding="utf-8")))
 
 
-def _verifier() -> Callable[[Path], Any] | None:
-    try:
-        from compoworld.synth.verify import verify_service
-    except ImportError:
-        return None
-    return verify_service
-
-
 def _failed_tools(report: Any) -> dict[str, str]:
     failed = getattr(report, "failed_tools", None)
     return dict(failed) if isinstance(failed, dict) else {}
 
 
 def _verify(folder: Path, synthesis: Synthesis, result: ServiceBuildResult, spec: ServiceSpec) -> Synthesis:
-    verify = _verifier()
-    if verify is None:
-        _unverified(folder, result.name, "compoworld.synth.verify is unavailable")
-        return synthesis
+    verify = verify_service
     try:
         report = verify(folder)
         # Switching a tool can expose another (a reader it relied on); every round marks at least

@@ -19,6 +19,7 @@ import httpx
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
+from compoworld.contracts import ToolResult
 from compoworld.manifest import ToolDef
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.runtime.world import generate_value
@@ -74,13 +75,15 @@ class _Checker:
         self.counter += 1
         return f"verify-{self.counter}"
 
-    async def call(self, episode: str | None, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, episode: str | None, tool: str, args: dict[str, Any]) -> ToolResult:
         headers = {"X-Episode-Id": episode} if episode else {}
         resp = await self.client.post(f"/tools/{tool}", json=args, headers=headers)
         if resp.status_code >= 500:
             raise _Failure(f"HTTP {resp.status_code} from /tools/{tool}")
-        body: dict[str, Any] = resp.json()
-        return body
+        try:
+            return ToolResult.from_envelope(resp.json())
+        except ValueError as exc:
+            raise _Failure(f"/tools/{tool} did not answer a tool-result envelope: {exc}") from exc
 
     def seed_row(self, tool: ToolDef) -> dict[str, Any] | None:
         if tool.entity is None:
@@ -136,10 +139,10 @@ class _Checker:
 
     async def expect_ok(self, episode: str | None, tool: ToolDef, args: dict[str, Any]) -> Any:
         out = await self.call(episode, tool.name, args)
-        if not out.get("success"):
-            raise _Failure(f"{tool.name}({sorted(args)}) failed: {out.get('error')}")
-        self.check_schema(tool, out["data"])
-        return out["data"]
+        if not out.success:
+            raise _Failure(f"{tool.name}({sorted(args)}) failed: {out.code}: {out.message}")
+        self.check_schema(tool, out.data)
+        return out.data
 
     def reader_of(self, entity: str | None) -> ToolDef | None:
         return next(
@@ -155,8 +158,7 @@ class _Checker:
         props = tool.input_schema.get("properties") or {}
         if tool.input_schema.get("additionalProperties", False) is False:
             out = await self.call(self.episode(), tool.name, {"__not_a_field__": 1})
-            message = str((out.get("error") or {}).get("message", ""))
-            if out.get("success") or ("__not_a_field__" not in message and "missing" not in message):
+            if out.success or ("__not_a_field__" not in out.message and "missing" not in out.message):
                 raise _Failure(f"an unknown argument was not refused with a message naming it: {out}")
             return "unknown argument refused"
         typed = next(
@@ -164,7 +166,7 @@ class _Checker:
         )
         if typed is not None:
             out = await self.call(self.episode(), tool.name, {typed: "not-a-number"})
-            if out.get("success"):
+            if out.success:
                 raise _Failure(f"a wrong type for '{typed}' was accepted")
             return "wrong type refused"
         return "no invalid input to probe"
@@ -234,7 +236,7 @@ class _Checker:
             checks.append("update visible")
         if op == "delete" and reader is not None:
             out = await self.call(episode, reader.name, self.reader_args(reader, row, row[entity.pk]))
-            if out.get("success") or (out.get("error") or {}).get("code") != "not_found":
+            if out.success or out.code != "not_found":
                 raise _Failure(f"delete -> read did not give not_found: {out}")
             checks.append("delete -> not found")
         del data

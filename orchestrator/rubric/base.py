@@ -15,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar, runtime_checkab
 
 from pydantic import BaseModel, ConfigDict
 
+from compoworld.errors import CompoWorldError
 from orchestrator.models import CriterionSpec
 
 __all__ = [
@@ -88,7 +89,7 @@ def whole_state_reader(reader: StateReader) -> WholeStateReader:
     return reader
 
 
-class CriterionError(ValueError):
+class CriterionError(CompoWorldError, ValueError):
     """A criterion that cannot be checked as written (unknown kind, bad parameters, unknown table)."""
 
 

@@ -2,7 +2,7 @@
 
 A ``Session`` is one episode across the services it touches. It forks a service on first
 use (with the task's frozen today) and drops every fork on close, so thousands of walks
-leave nothing behind. Implemented tools run synchronously (``call_implemented``); only
+leave nothing behind. Implemented tools run synchronously (``ServiceRuntime.dispatch``); only
 simulated tools await the world model.
 """
 
@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
+from compoworld.contracts import ToolResult
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 
@@ -47,18 +48,12 @@ class Session:
             self.forked.append(service)
         return runtime
 
-    async def call(self, service: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """The envelope of one tool call in this episode."""
+    async def call(self, service: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        """The result of one tool call in this episode."""
         if service not in self.runtimes:
-            return {
-                "success": False,
-                "error": {"code": "unknown_service", "message": f"no service '{service}'"},
-            }
-        runtime = self._ensure(service)
-        result = runtime.call_implemented(self.episode_id, tool, args)
-        if result is None:
-            result = await runtime.call_tool(self.episode_id, tool, args)
-        return result
+            return ToolResult.fail("unknown_service", f"no service '{service}'")
+        result = self._ensure(service).dispatch(self.episode_id, tool, args)
+        return result if isinstance(result, ToolResult) else await result.run()
 
     def select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return self._ensure(service).select(self.episode_id, table, where)

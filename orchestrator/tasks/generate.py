@@ -35,7 +35,7 @@ from orchestrator.tasks.replay import replay
 from orchestrator.tasks.seeds import SeedIndex
 from orchestrator.tasks.shape import add_condition, choose_answers, prune_unused_reads
 from orchestrator.tasks.verify import SolutionRates, TaskCheck, check_task
-from orchestrator.tasks.walk import Walk, WalkConfig, Walker
+from orchestrator.tasks.walk import DraftRejected, Walk, WalkConfig, Walker
 
 __all__ = [
     "GenerateOptions",
@@ -171,9 +171,10 @@ class TaskGenerator:
         rng = _rng(self.options.seed, index)
         for attempt in range(self.options.attempts):
             report.walks += 1
-            outcome = await self._draft(rng, index, attempt)
-            if isinstance(outcome, str):
-                report.failures[outcome] = report.failures.get(outcome, 0) + 1
+            try:
+                outcome = await self._draft(rng, index, attempt)
+            except DraftRejected as rejected:
+                report.failures[rejected.reason] = report.failures.get(rejected.reason, 0) + 1
                 continue
             # the plan replay already ran these gold calls on fresh forks and recorded the hashes
             check = await check_task(
@@ -193,18 +194,17 @@ class TaskGenerator:
             return outcome, check
         return None
 
-    async def _draft(self, rng: random.Random, index: int, attempt: int) -> Task | str:
+    async def _draft(self, rng: random.Random, index: int, attempt: int) -> Task:
+        """One unverified task from a fresh walk; ``DraftRejected`` with the reason when it cannot be one."""
         opts = self.options
         episode = f"taskgen:{opts.seed}:{index}:{attempt}"
         with Session(self.runtimes, episode, opts.today) as session:
             walk = await self.walker.walk(rng, session)
-        if isinstance(walk, str):
-            return walk
         sources = choose_answers(rng, walk, self.seeds)
         add_condition(rng, walk, self.seeds, sources, opts.conditional_rate)
         sources = prune_unused_reads(walk, sources)
         if len(walk.steps) < opts.min_len:
-            return "walk too short once unused lookups are dropped"
+            raise DraftRejected("walk too short once unused lookups are dropped")
         services = sorted(set(walk.services))
         distractors = self._distractors(rng, services)
         with Session(self.runtimes, episode + ":plan", opts.today, self.cache).open(services) as session:
@@ -212,12 +212,12 @@ class TaskGenerator:
             for i, step in enumerate(walk.steps):
                 ran = replayed.args[i] is not None
                 if ran != step.executed or (ran and replayed.results[i] is MISSING):
-                    return "replay diverged from the walk"
+                    raise DraftRejected("replay diverged from the walk")
                 if ran:
                     step.arguments = replayed.args[i] or {}
             answers = [(s, resolve_source(s, replayed.results)) for s in sources]
             if any(v is MISSING for _, v in answers):
-                return "answer does not resolve on replay"
+                raise DraftRejected("answer does not resolve on replay")
             writes, skipped = self._writes(walk, replayed.results)
             reader = session.reader()
             rubric = await build_rubric(
@@ -235,7 +235,7 @@ class TaskGenerator:
             walk.steps, walk.nodes, answers, self.manifests, walk.aggregate, walk.rows
         )
         if leaks(instruction.text, instruction.hidden):
-            return "instruction would reveal a looked-up value"
+            raise DraftRejected("instruction would reveal a looked-up value")
         text = instruction.text
         if self.paraphraser is not None:
             text = await self.paraphraser(

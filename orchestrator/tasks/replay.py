@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compoworld.contracts import ToolResult
 from orchestrator.models import CriterionSpec, StepCondition, WalkStep
 from orchestrator.rubric.normalize import same_value, value_text
 from orchestrator.tasks.execute import Session
@@ -33,15 +34,15 @@ class Mutation:
 
 @dataclass
 class ReplayResult:
-    """Per step: the arguments sent (None if not called), the envelope, and the data (MISSING on failure)."""
+    """Per step: the arguments sent (None if not called), the tool result, and the data (MISSING on failure)."""
 
     args: list[dict[str, Any] | None] = field(default_factory=list)
-    envelopes: list[dict[str, Any] | None] = field(default_factory=list)
+    outcomes: list[ToolResult | None] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
 
     @property
     def failed(self) -> list[int]:
-        return [i for i, env in enumerate(self.envelopes) if env is not None and not env.get("success")]
+        return [i for i, out in enumerate(self.outcomes) if out is not None and not out.success]
 
 
 def condition_holds(condition: StepCondition, results: Sequence[Any]) -> bool:
@@ -88,13 +89,13 @@ async def replay(
         )
         if not runs or args is None:
             out.args.append(None)
-            out.envelopes.append(None)
+            out.outcomes.append(None)
             out.results.append(MISSING)
             continue
-        envelope = await session.call(step.service, step.tool, args)
+        result = await session.call(step.service, step.tool, args)
         out.args.append(args)
-        out.envelopes.append(envelope)
-        out.results.append(envelope.get("data") if envelope.get("success") else MISSING)
+        out.outcomes.append(result)
+        out.results.append(result.data if result.success else MISSING)
     return out
 
 

@@ -166,8 +166,8 @@ async def run_solution(
     with Session(runtimes, f"verify:{task.id}:{solution.kind}", task.today, cache) as session:
         results = []
         for call in solution.calls:
-            envelope = await session.call(call.service, call.tool, call.args)
-            results.append(envelope.get("data") if envelope.get("success") else envelope.get("error"))
+            out = await session.call(call.service, call.tool, call.args)
+            results.append(out.data if out.success else {"code": out.code, "message": out.message})
         reader = session.reader()
         answer = await answer_for(task.rubric, reader, solution.answer, ctx.rng, dump=results)
         verdicts = await evaluate(task.rubric, reader, answer)
@@ -183,11 +183,9 @@ async def _gold(
     steps = task_steps(task)
     with Session(runtimes, f"verify:{task.id}:gold", task.today, cache) as session:
         replayed = await replay(steps, session)
-        for i, env in enumerate(replayed.envelopes):
-            if env is not None and not env.get("success"):
-                reasons.append(
-                    f"gold step {i} ({steps[i].tool}) failed: {env.get('error', {}).get('message', '')}"
-                )
+        for i, outcome in enumerate(replayed.outcomes):
+            if outcome is not None and not outcome.success:
+                reasons.append(f"gold step {i} ({steps[i].tool}) failed: {outcome.message}")
         results = [r for r, a in zip(replayed.results, replayed.args, strict=True) if a is not None]
         if len(results) != len(task.gold_calls) or any(
             _canon(r) != _canon(g.result) for r, g in zip(results, task.gold_calls, strict=False)

@@ -26,9 +26,9 @@ from orchestrator.tasks.arguments import ArgumentFiller, arguments_read
 from orchestrator.tasks.execute import Session
 from orchestrator.tasks.paths import leaves, list_items, set_arg, step_ref
 from orchestrator.tasks.seeds import SeedIndex, value_key
-from orchestrator.tasks.walkstate import Walk, coerce_key, is_stamp
+from orchestrator.tasks.walkstate import DraftRejected, Walk, coerce_key, is_stamp
 
-__all__ = ["SEMANTIC_WEIGHT", "Walk", "WalkConfig", "Walker", "coerce_key"]
+__all__ = ["SEMANTIC_WEIGHT", "DraftRejected", "Walk", "WalkConfig", "Walker", "coerce_key"]
 
 
 @dataclass(frozen=True)
@@ -129,20 +129,20 @@ class Walker:
 
     # -- the walk -----------------------------------------------------------------------
 
-    async def walk(self, rng: random.Random, session: Session) -> Walk | str:
-        """One executed walk, or the reason none could be drawn."""
+    async def walk(self, rng: random.Random, session: Session) -> Walk:
+        """One executed walk; ``DraftRejected`` with the reason when none could be drawn."""
         if not self.starts:
-            return "no tool can start a walk (no implemented read over a seeded table)"
+            raise DraftRejected("no tool can start a walk (no implemented read over a seeded table)")
         walk = Walk()
         if not await self._start(rng, walk, session):
-            return "no start lookup succeeded"
+            raise DraftRejected("no start lookup succeeded")
         target = rng.randint(self.cfg.min_len, self.cfg.max_len)
         tried: set[tuple[str, str, int, str]] = set()
         while len(walk.steps) < target and not walk.aggregate:
             if not await self._extend(rng, walk, session, tried, last=len(walk.steps) + 1 >= target):
                 break
         if len(walk.steps) < self.cfg.min_len:
-            return f"walk stuck after {len(walk.steps)} step(s) (needs {self.cfg.min_len})"
+            raise DraftRejected(f"walk stuck after {len(walk.steps)} step(s) (needs {self.cfg.min_len})")
         return walk
 
     async def _start(self, rng: random.Random, walk: Walk, session: Session) -> bool:
@@ -310,10 +310,10 @@ class Walker:
             if tool.operation == "update":
                 rows = session.select(node.service, entity.table, {entity.pk: key})
                 before = rows[0] if rows else None
-        envelope = await session.call(node.service, node.tool, args)
-        if not envelope.get("success"):
+        result = await session.call(node.service, node.tool, args)
+        if not result.success:
             return False
-        data = envelope.get("data")
+        data = result.data
         many = False
         if node.backend == "implemented":
             items = list_items(data)

@@ -9,7 +9,18 @@ from compoworld.manifest import EntityDef
 from orchestrator.graph.model import ToolNode
 from orchestrator.models import WalkStep
 
-__all__ = ["Walk", "coerce_key", "is_stamp"]
+__all__ = ["DraftRejected", "Walk", "coerce_key", "is_stamp"]
+
+
+class DraftRejected(Exception):
+    """A walk or task draft that cannot become a task; ``reason`` is counted in the generation report.
+
+    A signal inside task generation (the generator catches it and tries again), not an error.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass
