@@ -38,8 +38,8 @@ def episode(runtimes: dict[str, ServiceRuntime]) -> Iterator[str]:
 
 def call(runtimes: dict[str, ServiceRuntime], eid: str, svc: str, tool: str, args: dict[str, Any]) -> Any:
     result = asyncio.run(runtimes[svc].call_tool(eid, tool, args))
-    assert result["success"], result
-    return result["data"]
+    assert result.success, result
+    return result.data
 
 
 def spec(kind: str, service: str | None = "billing", **params: Any) -> CriterionSpec:
