@@ -71,6 +71,14 @@ class EntityDef(BaseModel):
     label_column: str | None = Field(
         default=None, description="Column that names a row to a person (name, title)."
     )
+    key_space: str = Field(
+        default="",
+        description="What makes this entity's keys unique in the library (<service>.<entity>); see compoworld.keys.",
+    )
+    population_role: str | None = Field(
+        default=None,
+        description="The population role its rows are cast from (customer, staff, client...), if any.",
+    )
 
     def column(self, name: str) -> ColumnDef | None:
         return next((c for c in self.columns if c.name == name), None)

@@ -1,6 +1,7 @@
-"""Small fixed word lists for seed data and simulated responses.
+"""Small fixed word lists for the world model's offline answers.
 
-Kept in the repository (no Faker) so seed data never changes with a dependency's version.
+Seed data no longer uses them: it is cast from ``compoworld.population`` (Faker pinned, typed
+values from the libraries that know the formats, free text from ``compoworld.prose``).
 """
 
 from __future__ import annotations

@@ -7,16 +7,13 @@ the dispatcher turns into ``success: false`` (a tool failure is an observation).
 
 from __future__ import annotations
 
-import hashlib
-import random
-import uuid
 from collections.abc import Callable
 from typing import Any
 
+from compoworld.keys import entity_key
 from compoworld.manifest import ToolDef
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
-from compoworld.values import fit_string
 
 __all__ = ["OPERATIONS", "ToolFailure"]
 
@@ -87,16 +84,14 @@ def _key(tool: ToolDef, table: EntityTable, args: dict[str, Any]) -> Any:
     return key
 
 
-def _new_key(table: EntityTable, seq: int) -> Any:
-    """The key of the seq-th row: a count, a prefixed count, or a uuid derived from it (never random)."""
-    if table.entity.pk_type == "integer":
-        return seq
-    digest = hashlib.sha256(f"{table.name}:{seq}".encode()).digest()
-    column = table.by_name[table.pk]
-    if column.format == "uuid":
-        return str(uuid.UUID(bytes=digest[:16], version=4))
-    key = f"{table.entity.id_prefix or 'id'}_{seq:06d}"
-    return fit_string(key, column.json_schema, random.Random(int.from_bytes(digest[:8], "big")))
+def _new_key(table: EntityTable, episode: Episode, seq: int) -> Any:
+    """The key of the seq-th row, in the same library-unique scheme as the seed's (never random)."""
+    key = entity_key(table.entity, seq)
+    for attempt in range(1, 50):  # a narrow key pattern can repeat a key the seed already holds
+        if episode.conn.execute(table.sql_exists, (key,)).fetchone() is None:
+            break
+        key = entity_key(table.entity, seq, attempt)
+    return key
 
 
 def op_create(
@@ -105,7 +100,7 @@ def op_create(
     values = _fields_from_args(tool, table, args)
     seq = store.next_id(episode, table.name)
     if values.get(table.pk) is None:
-        values[table.pk] = _new_key(table, seq)
+        values[table.pk] = _new_key(table, episode, seq)
     elif episode.conn.execute(table.sql_exists, (values[table.pk],)).fetchone() is not None:
         raise ToolFailure("conflict", f"{table.entity.name} '{values[table.pk]}' already exists")
     for column in table.columns:

@@ -55,6 +55,8 @@ class SemanticType(StrEnum):
     COLOR = "color"
     QUANTITY = "quantity"
     PERCENT = "percent"
+    IBAN = "iban"
+    BIC = "bic"
 
 
 SourceKind = Literal["openapi3", "swagger2", "mcp", "functions"]

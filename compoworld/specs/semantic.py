@@ -241,6 +241,10 @@ def _name_tag(
         return S.EMAIL
     if text and wset & _EMAIL_ROLES and re.search(r"e-?mail", desc, re.IGNORECASE):
         return S.EMAIL
+    if text and (head == "iban" or joined.endswith("_iban")):
+        return S.IBAN
+    if text and (head in ("bic", "swift") or joined in ("swift_code", "bic_code", "swift_bic", "bic_swift")):
+        return S.BIC
     if text and head in ("ip", "ipv4", "ipv6"):
         return S.IP_ADDRESS
     if (text or kind == "integer") and head in _PHONE:

@@ -6,7 +6,7 @@ verification), so re-rendering a verified folder gives the same bytes as the bui
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.manifest import ServiceManifest, ToolDef
@@ -14,9 +14,9 @@ from compoworld.specs.model import ServiceSpec
 from compoworld.synth.classify import classify_tools
 from compoworld.synth.domain import infer_domain
 from compoworld.synth.entities import infer_entities
-from compoworld.synth.seed import derive_seed, row_count, seed_rows
+from compoworld.synth.seed import derive_seed, row_count, seed_data
 
-__all__ = ["GENERATOR_VERSION", "IMPLICIT_PARENT_ROWS", "Synthesis", "simulate", "synthesize"]
+__all__ = ["GENERATOR_VERSION", "IMPLICIT_PARENT_ROWS", "Synthesis", "simulate", "synthesize", "tool_enums"]
 
 #: Bumped whenever the shape of synthesis output changes.
 GENERATOR_VERSION = "1"
@@ -30,6 +30,7 @@ class Synthesis:
 
     manifest: ServiceManifest
     seed: dict[str, list[dict[str, Any]]]
+    cast: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def simulate(tool: ToolDef, reason: str) -> ToolDef:
@@ -55,6 +56,7 @@ def synthesize(
     service = name or spec.name
     inference = infer_entities(spec)
     tools = classify_tools(spec, inference)
+    enums = tool_enums(tools)  # before overrides: the seed does not depend on what verification switched
     overrides = overrides or {}
     tools = [simulate(t, overrides[t.name]) if t.name in overrides else t for t in tools]
     used = {t.entity for t in tools if t.entity}
@@ -62,19 +64,42 @@ def synthesize(
         e.name: row_count(service, e.name) if e.name in used else IMPLICIT_PARENT_ROWS
         for e in inference.entities
     }
-    rows = seed_rows(service, inference.entities, counts)
-    entities = [e.model_copy(update={"seed_rows": len(rows[e.table])}) for e in inference.entities]
+    domain = infer_domain(service, spec.title, spec.categories)
+    keyed = [e.model_copy(update={"key_space": f"{service}.{e.name}"}) for e in inference.entities]
+    data = seed_data(service, keyed, counts, domain=domain, enums=enums)
+    roles = data.cast.get("roles", {})
+    entities = [
+        e.model_copy(update={"seed_rows": len(data.rows[e.table]), "population_role": roles.get(e.table)})
+        for e in keyed
+    ]
     manifest = ServiceManifest(
         name=service,
         title=spec.title or service,
         description=spec.description,
         version=spec.version,
         source_kind=spec.source_kind,
-        domain=infer_domain(service, spec.title, spec.categories),
+        domain=domain,
         categories=list(spec.categories),
         entities=entities,
         tools=tools,
         seed=derive_seed(service, "seed") % (2**31),
         generator_version=GENERATOR_VERSION,
     )
-    return Synthesis(manifest, rows)
+    return Synthesis(manifest, data.rows, data.cast)
+
+
+def tool_enums(tools: list[ToolDef]) -> dict[tuple[str, str], list[Any]]:
+    """(entity, column) -> the enum a tool's argument declares for that column (a list filter's status)."""
+    out: dict[tuple[str, str], list[Any]] = {}
+    for tool in tools:
+        props = tool.input_schema.get("properties") or {}
+        for arg, column in tool.arg_columns.items():
+            schema = props.get(arg) if isinstance(props, dict) else None
+            if not isinstance(schema, dict) or tool.entity is None:
+                continue
+            items = schema.get("items") if schema.get("type") == "array" else None
+            enum = (items if isinstance(items, dict) else schema).get("enum")
+            if isinstance(enum, list) and enum and all(isinstance(v, (str, int, float)) for v in enum):
+                merged = out.setdefault((tool.entity, column), [])
+                merged.extend(v for v in enum if v not in merged)
+    return out

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 #: Files rendered from a Synthesis (``spec.json`` and ``verify.json`` are written by the build).
-RENDERED_FILES = ("README.md", "app.py", "manifest.json", "models.py", "seed.json")
+RENDERED_FILES = ("README.md", "app.py", "manifest.json", "models.py", "population.json", "seed.json")
 _PY_TYPES = {"integer": "int", "number": "float", "string": "str", "boolean": "bool", "json": "Any"}
 _KIND_LABELS = {
     "openapi3": "OpenAPI 3",
@@ -128,6 +128,7 @@ def render_files(synthesis: Synthesis) -> dict[str, str]:
         "app.py": _render(env, "app.py.j2", manifest),
         "manifest.json": dumps_json(manifest.model_dump(mode="json")),
         "models.py": _render(env, "models.py.j2", manifest),
+        "population.json": dumps_json(synthesis.cast or {"roles": {}, "rows": {}}),
         "seed.json": dumps_seed(synthesis.seed),
     }
 

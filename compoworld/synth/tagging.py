@@ -106,11 +106,25 @@ def _text_tag(words: list[str], entity: str, has_enum: bool) -> str | None:
     joined = "_".join(words)
     if last == "domain":
         return None
-    if "email" in words or "e_mail" in joined:
+    if "email" in words or "emails" in words or "e_mail" in joined:
         return "email"
+    if last == "iban" or joined.endswith("_iban"):
+        return "iban"
+    if last in {"bic", "swift"} or joined in {"swift_code", "bic_code", "swift_bic", "bic_swift"}:
+        return "bic"
     if joined in _STAMP_NAMES:
         return "date-time"
-    if last in {"url", "uri", "link", "website", "homepage", "href"} or joined.endswith("web_site"):
+    if last in {
+        "url",
+        "uri",
+        "link",
+        "website",
+        "homepage",
+        "href",
+        "urls",
+        "links",
+        "websites",
+    } or joined.endswith("web_site"):
         return "url"
     if last == "uuid" or last == "guid":
         return "uuid"
@@ -118,7 +132,7 @@ def _text_tag(words: list[str], entity: str, has_enum: bool) -> str | None:
         return "date-time"
     if last in {"date", "birthday", "dob", "on"} or (last == "day" and "birth" in words):
         return "date"
-    if last in {"phone", "mobile", "fax", "tel", "telephone", "msisdn"} or "phone" in words:
+    if last in {"phone", "mobile", "fax", "tel", "telephone", "msisdn", "phones"} or "phone" in words:
         return "phone"
     if last == "currency" or joined in {"currency_code", "currency_iso"}:
         return "currency"

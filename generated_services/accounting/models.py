@@ -80,7 +80,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- bill (37 seed rows) --
+# -- bill (40 seed rows) --
 
 
 class BillBase(_Model):
@@ -179,7 +179,7 @@ class BillPublic(BillBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- credit_note (32 seed rows) --
+# -- credit_note (29 seed rows) --
 
 
 class CreditNoteBase(_Model):
@@ -264,7 +264,7 @@ class CreditNotePublic(CreditNoteBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- customer (39 seed rows) --
+# -- customer (37 seed rows) --
 
 
 class CustomerBase(_Model):
@@ -357,7 +357,7 @@ class CustomerPublic(CustomerBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- invoice (36 seed rows) --
+# -- invoice (34 seed rows) --
 
 
 class InvoiceBase(_Model):
@@ -545,7 +545,7 @@ class InvoiceItemPublic(InvoiceItemBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- journal_entry (36 seed rows) --
+# -- journal_entry (33 seed rows) --
 
 
 class JournalEntryBase(_Model):
@@ -608,7 +608,7 @@ class JournalEntryPublic(JournalEntryBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- ledger_account (26 seed rows) --
+# -- ledger_account (35 seed rows) --
 
 
 class LedgerAccountBase(_Model):
@@ -699,7 +699,7 @@ class LedgerAccountPublic(LedgerAccountBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- payment (32 seed rows) --
+# -- payment (24 seed rows) --
 
 
 class PaymentBase(_Model):
@@ -782,7 +782,7 @@ class PaymentPublic(PaymentBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- purchase_order (33 seed rows) --
+# -- purchase_order (31 seed rows) --
 
 
 class PurchaseOrderBase(_Model):
@@ -877,7 +877,7 @@ class PurchaseOrderPublic(PurchaseOrderBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- supplier (29 seed rows) --
+# -- supplier (33 seed rows) --
 
 
 class SupplierBase(_Model):
@@ -966,7 +966,7 @@ class SupplierPublic(SupplierBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- tax_rate (35 seed rows) --
+# -- tax_rate (29 seed rows) --
 
 
 class TaxRateBase(_Model):

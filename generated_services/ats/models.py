@@ -40,7 +40,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- applicant (28 seed rows) --
+# -- applicant (35 seed rows) --
 
 
 class ApplicantBase(_Model):
@@ -149,7 +149,7 @@ class ApplicantPublic(ApplicantBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- application (34 seed rows) --
+# -- application (27 seed rows) --
 
 
 class ApplicationBase(_Model):
@@ -198,7 +198,7 @@ class ApplicationPublic(ApplicationBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- job (34 seed rows) --
+# -- job (39 seed rows) --
 
 
 class JobBase(_Model):

@@ -60,7 +60,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- card (30 seed rows) --
+# -- card (37 seed rows) --
 
 
 class CardBase(_Model):
@@ -101,7 +101,7 @@ class CardPublic(CardBase):
     id: int = Field()
 
 
-# -- completion (33 seed rows) --
+# -- completion (26 seed rows) --
 
 
 class CompletionBase(_Model):
@@ -160,7 +160,7 @@ class CompletionPublic(CompletionBase):
     id: str = Field()
 
 
-# -- payment (34 seed rows) --
+# -- payment (35 seed rows) --
 
 
 class PaymentBase(_Model):
@@ -241,7 +241,7 @@ class PaymentPublic(PaymentBase):
     created: str | None = Field(default=None, description="The date it was created '2015-04-22T10:03:19.323-07:00'")
 
 
-# -- profile (25 seed rows) --
+# -- profile (31 seed rows) --
 
 
 class ProfileBase(_Model):
@@ -302,7 +302,7 @@ class ProfilePublic(ProfileBase):
     modified_date: str | None = Field(default=None, description='date and time it was last modified alphanumeric(24)')
 
 
-# -- report (32 seed rows) --
+# -- report (36 seed rows) --
 
 
 class ReportBase(_Model):
@@ -345,7 +345,7 @@ class ReportPublic(ReportBase):
     id: str = Field()
 
 
-# -- return (32 seed rows) --
+# -- return (36 seed rows) --
 
 
 class ReturnBase(_Model):
@@ -382,7 +382,7 @@ class ReturnPublic(ReturnBase):
     id: str = Field()
 
 
-# -- token (28 seed rows) --
+# -- token (39 seed rows) --
 
 
 class TokenBase(_Model):

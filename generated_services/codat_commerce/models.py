@@ -85,7 +85,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- commerce_customer (30 seed rows) --
+# -- commerce_customer (32 seed rows) --
 
 
 class CommerceCustomerBase(_Model):
@@ -138,7 +138,7 @@ class CommerceCustomerPublic(CommerceCustomerBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_dispute (24 seed rows) --
+# -- commerce_dispute (27 seed rows) --
 
 
 class CommerceDisputeBase(_Model):
@@ -191,7 +191,7 @@ class CommerceDisputePublic(CommerceDisputeBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_location (26 seed rows) --
+# -- commerce_location (36 seed rows) --
 
 
 class CommerceLocationBase(_Model):
@@ -234,7 +234,7 @@ class CommerceLocationPublic(CommerceLocationBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_order (30 seed rows) --
+# -- commerce_order (25 seed rows) --
 
 
 class CommerceOrderBase(_Model):
@@ -303,7 +303,7 @@ class CommerceOrderPublic(CommerceOrderBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_payment (27 seed rows) --
+# -- commerce_payment (36 seed rows) --
 
 
 class CommercePaymentBase(_Model):
@@ -356,7 +356,7 @@ class CommercePaymentPublic(CommercePaymentBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_payment_method (31 seed rows) --
+# -- commerce_payment_method (32 seed rows) --
 
 
 class CommercePaymentMethodBase(_Model):
@@ -399,7 +399,7 @@ class CommercePaymentMethodPublic(CommercePaymentMethodBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_product (32 seed rows) --
+# -- commerce_product (40 seed rows) --
 
 
 class CommerceProductBase(_Model):
@@ -444,7 +444,7 @@ class CommerceProductPublic(CommerceProductBase):
     id: str = Field(description='A unique, persistent identifier for this record')
 
 
-# -- commerce_product_category (24 seed rows) --
+# -- commerce_product_category (26 seed rows) --
 
 
 class CommerceProductCategoryBase(_Model):
@@ -489,7 +489,7 @@ class CommerceProductCategoryPublic(CommerceProductCategoryBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_tax_component (32 seed rows) --
+# -- commerce_tax_component (40 seed rows) --
 
 
 class CommerceTaxComponentBase(_Model):
@@ -534,7 +534,7 @@ class CommerceTaxComponentPublic(CommerceTaxComponentBase):
     modifiedDate: str | None = Field(default=None, description='The date on which this record was last modified in Codat.')
 
 
-# -- commerce_transaction (39 seed rows) --
+# -- commerce_transaction (32 seed rows) --
 
 
 class CommerceTransactionBase(_Model):

@@ -50,7 +50,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- conversation (36 seed rows) --
+# -- conversation (26 seed rows) --
 
 
 class ConversationBase(_Model):
@@ -101,7 +101,7 @@ class ConversationPublic(ConversationBase):
     uuid: str = Field(description='The unique identifier for this conversation')
 
 
-# -- event (33 seed rows) --
+# -- event (38 seed rows) --
 
 
 class EventBase(_Model):
@@ -148,7 +148,7 @@ class EventPublic(EventBase):
     id: str = Field(description='Event id. This is a progressive integer')
 
 
-# -- leg (33 seed rows) --
+# -- leg (28 seed rows) --
 
 
 class LegBase(_Model):
@@ -197,7 +197,7 @@ class LegPublic(LegBase):
     uuid: str = Field(description='The id of the leg. rtc_id and call_id are leg id')
 
 
-# -- member (39 seed rows) --
+# -- member (32 seed rows) --
 
 
 class MemberBase(_Model):
@@ -252,7 +252,7 @@ class MemberPublic(MemberBase):
     member_id: str = Field(description='Member ID')
 
 
-# -- user (31 seed rows) --
+# -- user (38 seed rows) --
 
 
 class UserBase(_Model):

@@ -65,7 +65,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- activity (34 seed rows) --
+# -- activity (27 seed rows) --
 
 
 class ActivityBase(_Model):
@@ -174,7 +174,7 @@ class ActivityPublic(ActivityBase):
     id: str = Field(description='The unique identifier of the activity')
 
 
-# -- company (37 seed rows) --
+# -- company (36 seed rows) --
 
 
 class CompanyBase(_Model):
@@ -283,7 +283,7 @@ class CompanyPublic(CompanyBase):
     updated_by: str | None = Field(default=None, description='Updated by user ID')
 
 
-# -- contact (25 seed rows) --
+# -- contact (26 seed rows) --
 
 
 class ContactBase(_Model):
@@ -390,7 +390,7 @@ class ContactPublic(ContactBase):
     updated_at: str | None = Field(default=None, description='The last update date of the contact.')
 
 
-# -- lead (27 seed rows) --
+# -- lead (30 seed rows) --
 
 
 class LeadBase(_Model):
@@ -473,7 +473,7 @@ class LeadPublic(LeadBase):
     updated_at: str | None = Field(default=None, description='Date updated in ISO 8601 format')
 
 
-# -- note (38 seed rows) --
+# -- note (26 seed rows) --
 
 
 class NoteBase(_Model):
@@ -530,7 +530,7 @@ class NotePublic(NoteBase):
     updated_by: str | None = Field(default=None, description='The user that last updated the note.')
 
 
-# -- opportunity (35 seed rows) --
+# -- opportunity (30 seed rows) --
 
 
 class OpportunityBase(_Model):
@@ -639,7 +639,7 @@ class OpportunityPublic(OpportunityBase):
     updated_by: str | None = Field(default=None, description='The unique identifier of the user who last updated the opportunity.')
 
 
-# -- pipeline (34 seed rows) --
+# -- pipeline (40 seed rows) --
 
 
 class PipelineBase(_Model):
@@ -688,7 +688,7 @@ class PipelinePublic(PipelineBase):
     updated_at: str | None = Field(default=None, description='The date and time when the object was last updated.')
 
 
-# -- user (30 seed rows) --
+# -- user (24 seed rows) --
 
 
 class UserBase(_Model):

@@ -55,7 +55,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- drive (37 seed rows) --
+# -- drive (27 seed rows) --
 
 
 class DriveBase(_Model):
@@ -100,7 +100,7 @@ class DrivePublic(DriveBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- drive_group (32 seed rows) --
+# -- drive_group (31 seed rows) --
 
 
 class DriveGroupBase(_Model):
@@ -147,7 +147,7 @@ class DriveGroupPublic(DriveGroupBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- file (35 seed rows) --
+# -- file (40 seed rows) --
 
 
 class FileBase(_Model):
@@ -218,7 +218,7 @@ class FilePublic(FileBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- folder (26 seed rows) --
+# -- folder (24 seed rows) --
 
 
 class FolderBase(_Model):
@@ -277,7 +277,7 @@ class FolderPublic(FolderBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- shared_link (26 seed rows) --
+# -- shared_link (32 seed rows) --
 
 
 class SharedLinkBase(_Model):

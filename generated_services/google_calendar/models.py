@@ -50,7 +50,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- acl (39 seed rows) --
+# -- acl (36 seed rows) --
 
 
 class AclBase(_Model):
@@ -91,7 +91,7 @@ class AclPublic(AclBase):
     id: str = Field(description='Identifier of the Access Control List (ACL) rule. See Sharing calendars.')
 
 
-# -- calendar (37 seed rows) --
+# -- calendar (28 seed rows) --
 
 
 class CalendarBase(_Model):
@@ -136,7 +136,7 @@ class CalendarPublic(CalendarBase):
     id: str = Field(description='Identifier of the calendar. To retrieve IDs call the calendarList.list() method.')
 
 
-# -- calendar_list (38 seed rows) --
+# -- calendar_list (34 seed rows) --
 
 
 class CalendarListBase(_Model):
@@ -203,7 +203,7 @@ class CalendarListPublic(CalendarListBase):
     id: str = Field(description='Identifier of the calendar.')
 
 
-# -- event (27 seed rows) --
+# -- event (36 seed rows) --
 
 
 class EventBase(_Model):
@@ -312,7 +312,7 @@ class EventPublic(EventBase):
     updated: str | None = Field(default=None, description='Last modification time of the event (as a RFC3339 timestamp). Read-only.')
 
 
-# -- setting (40 seed rows) --
+# -- setting (28 seed rows) --
 
 
 class SettingBase(_Model):

@@ -96,7 +96,7 @@ class TaskPublic(TaskBase):
     updated: str | None = Field(default=None, description='Last modification time of the task (as a RFC 3339 timestamp).')
 
 
-# -- task_list (26 seed rows) --
+# -- task_list (28 seed rows) --
 
 
 class TaskListBase(_Model):

@@ -35,7 +35,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- payment (30 seed rows) --
+# -- payment (40 seed rows) --
 
 
 class PaymentBase(_Model):
@@ -112,7 +112,7 @@ class PaymentPublic(PaymentBase):
     total_amount: int | None = Field(default=None)
 
 
-# -- refund (24 seed rows) --
+# -- refund (25 seed rows) --
 
 
 class RefundBase(_Model):

@@ -50,7 +50,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- company (34 seed rows) --
+# -- company (27 seed rows) --
 
 
 class CompanyBase(_Model):
@@ -115,7 +115,7 @@ class CompanyPublic(CompanyBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- department (32 seed rows) --
+# -- department (30 seed rows) --
 
 
 class DepartmentBase(_Model):
@@ -164,7 +164,7 @@ class DepartmentPublic(DepartmentBase):
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 
 
-# -- employee (31 seed rows) --
+# -- employee (30 seed rows) --
 
 
 class EmployeeBase(_Model):
@@ -273,7 +273,7 @@ class EmployeePublic(EmployeeBase):
     id: str = Field(description='A unique identifier for an object.')
 
 
-# -- payroll (38 seed rows) --
+# -- payroll (33 seed rows) --
 
 
 class PayrollBase(_Model):
@@ -322,7 +322,7 @@ class PayrollPublic(PayrollBase):
     id: str = Field(description='A unique identifier for an object.')
 
 
-# -- time_off_request (39 seed rows) --
+# -- time_off_request (28 seed rows) --
 
 
 class TimeOffRequestBase(_Model):

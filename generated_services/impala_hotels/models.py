@@ -40,7 +40,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- booking (32 seed rows) --
+# -- booking (27 seed rows) --
 
 
 class BookingBase(_Model):
@@ -105,7 +105,7 @@ class BookingPublic(BookingBase):
     updatedAt: str | None = Field(default=None, description='Date and time (in UTC and ISO 8601 format) when the booking was last updated.')
 
 
-# -- hotel (25 seed rows) --
+# -- hotel (32 seed rows) --
 
 
 class HotelBase(_Model):
@@ -178,7 +178,7 @@ class HotelPublic(HotelBase):
     updatedAt: str | None = Field(default=None, description="Date and time (in UTC and ISO 8601 format) when the hotel's stable content (i.e. all the details of the hotel excluding ")
 
 
-# -- rate_plan (40 seed rows) --
+# -- rate_plan (26 seed rows) --
 
 
 class RatePlanBase(_Model):

@@ -50,7 +50,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- collection (28 seed rows) --
+# -- collection (37 seed rows) --
 
 
 class CollectionBase(_Model):
@@ -95,7 +95,7 @@ class CollectionPublic(CollectionBase):
     updated_at: str | None = Field(default=None, description='The date and time when the object was last updated.')
 
 
-# -- comment (38 seed rows) --
+# -- comment (31 seed rows) --
 
 
 class CommentBase(_Model):
@@ -140,7 +140,7 @@ class CommentPublic(CommentBase):
     updated_at: str | None = Field(default=None, description='The date and time when the object was last updated.')
 
 
-# -- tag (32 seed rows) --
+# -- tag (37 seed rows) --
 
 
 class TagBase(_Model):
@@ -177,7 +177,7 @@ class TagPublic(TagBase):
     name: str | None = Field(default=None, description='The name of the tag.')
 
 
-# -- ticket (28 seed rows) --
+# -- ticket (32 seed rows) --
 
 
 class TicketBase(_Model):
@@ -238,7 +238,7 @@ class TicketPublic(TicketBase):
     updated_at: str | None = Field(default=None, description='The date and time when the object was last updated.')
 
 
-# -- user (40 seed rows) --
+# -- user (30 seed rows) --
 
 
 class UserBase(_Model):

@@ -35,7 +35,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- contact (32 seed rows) --
+# -- contact (27 seed rows) --
 
 
 class ContactBase(_Model):
@@ -84,7 +84,7 @@ class ContactPublic(ContactBase):
     id: str = Field(description='Unique 16 characters ID')
 
 
-# -- contact_list (25 seed rows) --
+# -- contact_list (28 seed rows) --
 
 
 class ContactListBase(_Model):

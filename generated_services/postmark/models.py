@@ -55,7 +55,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- batch_with_template (28 seed rows) --
+# -- batch_with_template (34 seed rows) --
 
 
 class BatchWithTemplateBase(_Model):
@@ -88,7 +88,7 @@ class BatchWithTemplatePublic(BatchWithTemplateBase):
     id: str = Field()
 
 
-# -- bounce (30 seed rows) --
+# -- bounce (34 seed rows) --
 
 
 class BounceBase(_Model):
@@ -147,7 +147,7 @@ class BouncePublic(BounceBase):
     ID: int = Field()
 
 
-# -- click (38 seed rows) --
+# -- click (37 seed rows) --
 
 
 class ClickBase(_Model):
@@ -198,7 +198,7 @@ class ClickPublic(ClickBase):
     MessageID: str = Field()
 
 
-# -- inboundrule (36 seed rows) --
+# -- inboundrule (25 seed rows) --
 
 
 class InboundruleBase(_Model):
@@ -231,7 +231,7 @@ class InboundrulePublic(InboundruleBase):
     ID: int = Field()
 
 
-# -- open (30 seed rows) --
+# -- open (31 seed rows) --
 
 
 class OpenBase(_Model):
@@ -280,7 +280,7 @@ class OpenPublic(OpenBase):
     MessageID: str = Field()
 
 
-# -- template (39 seed rows) --
+# -- template (28 seed rows) --
 
 
 class TemplateBase(_Model):

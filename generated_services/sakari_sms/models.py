@@ -93,7 +93,7 @@ class AccountPublic(AccountBase):
     id: str = Field(description='Account to apply operations to')
 
 
-# -- campaign (30 seed rows) --
+# -- campaign (24 seed rows) --
 
 
 class CampaignBase(_Model):
@@ -132,7 +132,7 @@ class CampaignPublic(CampaignBase):
     id: str = Field()
 
 
-# -- contact (39 seed rows) --
+# -- contact (37 seed rows) --
 
 
 class ContactBase(_Model):
@@ -185,7 +185,7 @@ class ContactPublic(ContactBase):
     id: str = Field()
 
 
-# -- conversation (27 seed rows) --
+# -- conversation (34 seed rows) --
 
 
 class ConversationBase(_Model):
@@ -232,7 +232,7 @@ class ConversationPublic(ConversationBase):
     id: str = Field()
 
 
-# -- message (36 seed rows) --
+# -- message (35 seed rows) --
 
 
 class MessageBase(_Model):
@@ -305,7 +305,7 @@ class MessagePublic(MessageBase):
     id: str = Field()
 
 
-# -- template (39 seed rows) --
+# -- template (28 seed rows) --
 
 
 class TemplateBase(_Model):
@@ -344,7 +344,7 @@ class TemplatePublic(TemplateBase):
     id: str = Field()
 
 
-# -- webhook (27 seed rows) --
+# -- webhook (38 seed rows) --
 
 
 class WebhookBase(_Model):

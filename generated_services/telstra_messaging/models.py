@@ -50,7 +50,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- free_trial_number (35 seed rows) --
+# -- free_trial_number (29 seed rows) --
 
 
 class FreeTrialNumberBase(_Model):
@@ -83,7 +83,7 @@ class FreeTrialNumberPublic(FreeTrialNumberBase):
     id: str = Field()
 
 
-# -- message (38 seed rows) --
+# -- message (32 seed rows) --
 
 
 class MessageBase(_Model):
@@ -144,7 +144,7 @@ class MessagePublic(MessageBase):
     messageId: str = Field(description='Use this UUID with our other endpoints to fetch, update or delete the message.')
 
 
-# -- optout (35 seed rows) --
+# -- optout (39 seed rows) --
 
 
 class OptoutBase(_Model):
@@ -181,7 +181,7 @@ class OptoutPublic(OptoutBase):
     id: str = Field()
 
 
-# -- report (36 seed rows) --
+# -- report (40 seed rows) --
 
 
 class ReportBase(_Model):
@@ -220,7 +220,7 @@ class ReportPublic(ReportBase):
     reportId: str = Field(description='Use this UUID to fetch your report with the GET /reports/{reportId} endpoint.')
 
 
-# -- virtual_number (36 seed rows) --
+# -- virtual_number (28 seed rows) --
 
 
 class VirtualNumberBase(_Model):

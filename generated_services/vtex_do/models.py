@@ -40,7 +40,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- comment (37 seed rows) --
+# -- comment (38 seed rows) --
 
 
 class CommentBase(_Model):
@@ -75,7 +75,7 @@ class CommentPublic(CommentBase):
     id: str = Field()
 
 
-# -- note (29 seed rows) --
+# -- note (27 seed rows) --
 
 
 class NoteBase(_Model):
@@ -112,7 +112,7 @@ class NotePublic(NoteBase):
     id: str = Field()
 
 
-# -- task (35 seed rows) --
+# -- task (38 seed rows) --
 
 
 class TaskBase(_Model):

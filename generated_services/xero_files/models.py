@@ -40,7 +40,7 @@ class _Model(SQLModel, registry=registry()):
 metadata = _Model.metadata
 
 
-# -- association (27 seed rows) --
+# -- association (38 seed rows) --
 
 
 class AssociationBase(_Model):
@@ -77,7 +77,7 @@ class AssociationPublic(AssociationBase):
     ObjectId: str = Field(description='The identifier of the object that the file is being associated with (e.g. InvoiceID, BankTransactionID, ContactID)')
 
 
-# -- file (39 seed rows) --
+# -- file (28 seed rows) --
 
 
 class FileBase(_Model):
@@ -126,7 +126,7 @@ class FilePublic(FileBase):
     Id: str = Field(description="File object's UUID")
 
 
-# -- folder (39 seed rows) --
+# -- folder (40 seed rows) --
 
 
 class FolderBase(_Model):
