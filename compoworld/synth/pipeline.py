@@ -16,7 +16,15 @@ from compoworld.synth.domain import infer_domain
 from compoworld.synth.entities import infer_entities
 from compoworld.synth.seed import derive_seed, row_count, seed_data
 
-__all__ = ["GENERATOR_VERSION", "IMPLICIT_PARENT_ROWS", "Synthesis", "simulate", "synthesize", "tool_enums"]
+__all__ = [
+    "GENERATOR_VERSION",
+    "IMPLICIT_PARENT_ROWS",
+    "Synthesis",
+    "simulate",
+    "synthesize",
+    "tool_enums",
+    "with_overrides",
+]
 
 #: Bumped whenever the shape of synthesis output changes.
 GENERATOR_VERSION = "1"
@@ -57,8 +65,6 @@ def synthesize(
     inference = infer_entities(spec)
     tools = classify_tools(spec, inference)
     enums = tool_enums(tools)  # before overrides: the seed does not depend on what verification switched
-    overrides = overrides or {}
-    tools = [simulate(t, overrides[t.name]) if t.name in overrides else t for t in tools]
     used = {t.entity for t in tools if t.entity}
     counts = {
         e.name: row_count(service, e.name) if e.name in used else IMPLICIT_PARENT_ROWS
@@ -85,7 +91,19 @@ def synthesize(
         seed=derive_seed(service, "seed") % (2**31),
         generator_version=GENERATOR_VERSION,
     )
-    return Synthesis(manifest, data.rows, data.cast)
+    return with_overrides(Synthesis(manifest, data.rows, data.cast), overrides or {})
+
+
+def with_overrides(base: Synthesis, overrides: dict[str, str]) -> Synthesis:
+    """``base`` (a synthesis without overrides) with the named tools switched to simulated.
+
+    The seed does not depend on overrides (a simulated tool keeps its entity, and enums are read
+    before), so a build re-applies them to its first synthesis instead of drawing the seed again.
+    """
+    if not overrides:
+        return base
+    tools = [simulate(t, overrides[t.name]) if t.name in overrides else t for t in base.manifest.tools]
+    return Synthesis(base.manifest.model_copy(update={"tools": tools}), base.seed, base.cast)
 
 
 def tool_enums(tools: list[ToolDef]) -> dict[tuple[str, str], list[Any]]:

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
 from compoworld.contracts import ToolResult
 from compoworld.manifest import ToolDef
+from compoworld.patterns import first_error, schema_validator
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.runtime.world import generate_value
 from compoworld.settings import Settings
@@ -130,9 +130,10 @@ class _Checker:
         return {k: v for k, v in args.items() if v is not None or k in required}
 
     def check_schema(self, tool: ToolDef, data: Any) -> None:
-        if not tool.output_schema:
+        validator = schema_validator(tool.output_schema) if tool.output_schema else None
+        if validator is None:  # no schema, or one that is itself invalid: nothing to hold the data to
             return
-        error = next(iter(Draft202012Validator(tool.output_schema).iter_errors(data)), None)
+        error = first_error(validator, data)
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"
             raise _Failure(f"response does not match the output schema at {where}: {error.message[:160]}")
@@ -183,16 +184,18 @@ class _Checker:
             else:
                 await self._check_implemented(tool, checks)
         except _Failure as exc:
-            return ToolCheck(
-                tool=tool.name,
-                operation=tool.operation,
-                backend=backend,
-                passed=False,
-                checks=checks,
-                failure=str(exc),
-            )
+            failure: str | None = str(exc)
+        except Exception as exc:  # a crash of the checker itself fails the tool, with the reason
+            failure = f"verifier crashed: {type(exc).__name__}: {exc}"
+        else:
+            failure = None
         return ToolCheck(
-            tool=tool.name, operation=tool.operation, backend=backend, passed=True, checks=checks
+            tool=tool.name,
+            operation=tool.operation,
+            backend=backend,
+            passed=failure is None,
+            checks=checks,
+            failure=failure,
         )
 
     async def _check_implemented(self, tool: ToolDef, checks: list[str]) -> None:
