@@ -9,6 +9,7 @@ defined is given after it; the HTTP status is the orchestrator's mapping.
 CompoWorldError                          compoworld.errors
 ├── SpecError (ValueError)               compoworld.specs.errors        a spec cannot be ingested (file + JSON pointer)
 ├── LibraryError                         compoworld.errors              a library folder or a service cannot be loaded
+│   └── BuildError                       compoworld.synth.build         a document read, but no service that loads came of it
 ├── EpisodeError                         compoworld.errors              an episode id is unknown, finished, or over limits
 │   ├── EpisodeNotFound                  orchestrator.errors            404 unknown (or released) episode id
 │   ├── EpisodeConflict                  orchestrator.errors            409 the episode's state forbids the request

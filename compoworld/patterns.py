@@ -19,17 +19,13 @@ import re
 import string
 from collections.abc import Iterator
 from itertools import chain
+from re import _parser as sre_parse  # the parser rstr samples from (private to ``re`` since 3.11)
 from typing import Any
 
 import regex
 import rstr
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.protocols import Validator
-
-try:  # the parser rstr samples from; a private module of ``re`` since Python 3.11
-    from re import _parser as sre_parse
-except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_parse
 
 __all__ = [
     "SchemaValidator",

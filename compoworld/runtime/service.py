@@ -116,6 +116,10 @@ class _BoundTool:
             self._validator = ArgsValidator(self.defn.input_schema)
         return self._validator
 
+    @validator.setter
+    def validator(self, value: ArgsValidator) -> None:
+        self._validator = value
+
 
 class ServiceRuntime:
     """Serves one service: episodes, tools, typed state dumps."""

@@ -254,10 +254,8 @@ def release_caches() -> None:
     """Drop what FastAPI caches per route handler (``lru_cache(maxsize=4096)`` in
     ``fastapi.dependencies.models``): each entry keeps a built service's runtime alive, so a
     process that builds or loads thousands of services would otherwise hold on to all of them."""
-    try:
-        from fastapi.dependencies import models
-    except ImportError:  # pragma: no cover - FastAPI is a hard dependency
-        return
+    from fastapi.dependencies import models
+
     for value in vars(models).values():
         clear = getattr(value, "cache_clear", None)
         if callable(clear):
