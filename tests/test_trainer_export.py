@@ -15,12 +15,13 @@ from compoworld.runtime import load_library
 from compoworld.settings import Settings
 from orchestrator.agents import create_agent
 from orchestrator.episodes import Orchestrator
-from orchestrator.models import DiscoverMode, Task, Trajectory
+from orchestrator.models import DiscoverMode, Task
 from orchestrator.prompts import build_prompt
 from orchestrator.runner import RunConfig, run_tasks
 from tests.orchestrator_fixture import task_create, task_update, write_library
 from trainer.cli import export_app
 from trainer.export_sft import SftExportStats, export_sft, messages_hash, write_sft_jsonl
+from trainer.sft_format import task_number
 
 runner = CliRunner()
 
@@ -102,8 +103,8 @@ def bad_lines() -> list[tuple[str, str]]:
     """(line, expected drop reason)."""
     broken = trajectory("broken")
     broken["messages"][2]["tool_calls"][0]["function"]["arguments"] = '{"email": '
-    as_dict = trajectory("asdict")
-    as_dict["messages"][2]["tool_calls"][0]["function"]["arguments"] = {"email": "x"}
+    as_list = trajectory("aslist")
+    as_list["messages"][2]["tool_calls"][0]["function"]["arguments"] = '["email"]'
     unmatched = trajectory("unmatched")
     del unmatched["messages"][3]
     stray = trajectory("stray")
@@ -132,7 +133,7 @@ def bad_lines() -> list[tuple[str, str]]:
         (json.dumps(trajectory("noverdicts", criteria=[])), "unverified"),
         (json.dumps(no_tools), "no_tools"),
         (json.dumps(broken), "broken_tool_call_json"),
-        (json.dumps(as_dict), "broken_tool_call_json"),
+        (json.dumps(as_list), "broken_tool_call_json"),
         (json.dumps(unmatched), "unmatched_tool_call"),
         (json.dumps(stray), "unmatched_tool_call"),
         (json.dumps(assistant_first), "malformed_roles"),
@@ -162,13 +163,13 @@ def test_sft_export_keeps_verified_distinct_records_and_counts_drops(tmp_path: P
     result = runner.invoke(export_app, ["sft", str(src), "--out", str(out), "--library-version", "lib-1"])
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["meta"]["task_id"] for r in records] == ["t-a", "t-b"]
+    assert [r["meta"]["task_key"] for r in records] == ["t-a", "t-b"]
     for rec in records:
-        assert set(rec) == {"messages", "tools", "meta"}
+        assert list(rec) == ["tools", "meta", "source", "messages"]  # the published layout
         assert [t["function"]["name"] for t in rec["tools"]] == ["crm__find_contact", "mail__send"]
         assert all(set(t) == {"type", "function"} for t in rec["tools"])  # x-* annotations dropped
-        assert rec["meta"]["source"] == "compoworld/test"
-        Trajectory.model_validate({"tools": rec["tools"], "messages": rec["messages"], "meta": rec["meta"]})
+        assert rec["source"] == "compoworld/test" and rec["meta"]["src"] == str(src)
+        assert rec["meta"]["task_id"] == task_number(rec["meta"]["task_key"])
     assert "kept" in result.output and "duplicate" in result.output and "unknown_tool" in result.output
     assert "wrote 2 records" in result.output
 
@@ -190,9 +191,7 @@ def test_sft_output_loads_with_datasets(tmp_path: Path) -> None:
     assert ds.num_rows == 2
     row = ds[0]
     assert row["messages"][2]["tool_calls"][0]["function"]["name"] == "crm__find_contact"
-    assert json.loads(row["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {
-        "email": "ada@example.com"
-    }
+    assert row["messages"][2]["tool_calls"][0]["function"]["arguments"]["email"] == "ada@example.com"
     assert row["meta"]["criteria"][0]["passed"] is True
 
 
@@ -318,12 +317,12 @@ async def test_sft_export_keeps_what_the_real_runner_writes(tmp_path: Path, mode
     stats = write_sft_jsonl(tmp_path / "oracle.jsonl", tmp_path / "sft.jsonl", library_version=version)
     assert (stats.read, stats.kept, stats.dropped) == (4, 2, {"duplicate": 2})  # rollouts 0 and 1 agree
     records = [json.loads(line) for line in (tmp_path / "sft.jsonl").read_text().splitlines()]
-    assert [r["meta"]["task_id"] for r in records] == ["t-create", "t-update"]
+    assert [r["meta"]["task_key"] for r in records] == ["t-create", "t-update"]
     for rec in records:
-        assert rec["meta"]["source"] == "compoworld/oracle" and rec["meta"]["discover_mode"] == mode
+        assert rec["source"] == "compoworld/oracle" and rec["meta"]["discover_mode"] == mode
         assert all(set(t) == {"type", "function"} for t in rec["tools"])
         calls = [c for m in rec["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
-        assert calls and all(isinstance(json.loads(c["function"]["arguments"]), dict) for c in calls)
+        assert calls and all(isinstance(c["function"]["arguments"], dict) for c in calls)
         if mode == "gateway":
             assert {c["function"]["name"] for c in calls} == {"call_tool"}
         assert rec["messages"][-1]["role"] == "assistant" and not rec["messages"][-1].get("tool_calls")

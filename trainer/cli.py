@@ -13,8 +13,15 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.prompts import PromptMode
-from trainer.export_sft import DROP_REASONS, SftExportStats, load_chat_tokenizer, write_sft_jsonl
+from trainer.export_sft import (
+    DROP_REASONS,
+    SftExportStats,
+    load_chat_tokenizer,
+    read_sft_records,
+    write_sft_jsonl,
+)
 from trainer.export_verl import SplitFilter, read_tasks, write_verl_parquet
+from trainer.sft_parquet import write_sft_parquet
 
 __all__ = ["export_app"]
 
@@ -37,8 +44,13 @@ def _stats_table(stats: SftExportStats) -> Table:
 
 @export_app.command("sft")
 def sft(
-    trajectories: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Trajectories JSONL.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output chat records JSONL.")],
+    trajectories: Annotated[
+        Path,
+        typer.Argument(
+            exists=True, dir_okay=False, help="Trajectories JSONL, or records in the published SFT format."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file.")],
     library_version: Annotated[
         str | None,
         typer.Option(help="Keep only episodes run on this library version (meta.library_version)."),
@@ -46,12 +58,35 @@ def sft(
     tokenizer: Annotated[
         Path | None,
         typer.Option(
-            help="Local tokenizer folder: also render each record with its chat template into 'text'."
+            help="Local tokenizer folder: also render each record with its chat template into 'text' (jsonl)."
         ),
     ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="jsonl: the published CompoWorld SFT format | verl-parquet: verl's multi-turn SFT dataset.",
+        ),
+    ] = "jsonl",
 ) -> None:
-    """Keep verified trajectories only, as OpenAI-style chat records with tool calls."""
+    """Keep verified trajectories only, as SFT records in the published format (or verl's parquet)."""
     console = Console(soft_wrap=True)
+    if fmt not in ("jsonl", "verl-parquet"):
+        console.print(f"[red]error:[/red] --format must be jsonl or verl-parquet, not {fmt!r}")
+        raise typer.Exit(code=2)
+    if fmt == "verl-parquet":
+        if tokenizer is not None:
+            console.print("[red]error:[/red] --tokenizer renders 'text' into jsonl records only")
+            raise typer.Exit(code=2)
+        records, stats = read_sft_records(trajectories, library_version=library_version)
+        console.print(_stats_table(stats))
+        try:
+            n = write_sft_parquet(records, out)
+        except ValueError as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(code=1) from exc
+        console.print(f"wrote {n} verl SFT rows to {out}")
+        return
     try:
         tok = load_chat_tokenizer(tokenizer) if tokenizer is not None else None
     except (RuntimeError, ValueError, OSError) as exc:

@@ -1,14 +1,17 @@
-"""Trajectories JSONL -> SFT chat records: only verified, well-formed, distinct episodes survive.
+"""Trajectories or published records -> SFT records in the published format; only verified ones survive.
 
-A trajectory is kept when every rubric criterion passed (``meta.score == 1.0`` and a non-empty
-verdict list, all passed), it ran on the requested library version, and its conversation is one a
-model can be trained on: roles in order, every tool call answered by exactly one tool message,
-arguments that are JSON object strings, tools listed. Duplicates (same messages) are kept once.
-Everything else is dropped and counted by reason, so a bad run shows up in the table instead of
-silently shrinking the dataset.
+Input lines are our trajectories (``orchestrator.models.Trajectory``, as the runner writes them)
+or records in the published CompoWorld format (trainer/sft_format.py), so a published sample can
+be filtered and re-exported too. A record is kept when it is verified, ran on the requested
+library version, and its conversation is one a model can be trained on: roles in order, every
+tool call answered by exactly one tool message, arguments that are JSON objects, tool names
+listed. Verified means every criterion passed where per-criterion verdicts are recorded (ours),
+and ``score == 1`` where they are not (the published sample carries none). Duplicates (same
+messages) are kept once. Everything else is dropped and counted by reason, so a bad run shows up
+in the table instead of silently shrinking the dataset.
 
-Records are OpenAI-style ``{"messages", "tools", "meta"}`` lines, optionally with ``text``: the
-conversation rendered by a tokenizer's chat template.
+Records are written field for field like the published sample (``SftRecord.dump``), optionally
+with ``text``: the conversation rendered by a tokenizer's chat template.
 """
 
 from __future__ import annotations
@@ -20,30 +23,30 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from orchestrator.models import Trajectory
+from trainer.sft_format import SftRecord, UnusableRecord, parse_record
 
 __all__ = [
     "DROP_REASONS",
     "SftExportStats",
-    "check_trajectory",
+    "check_record",
     "export_sft",
     "load_chat_tokenizer",
     "messages_hash",
-    "sft_record",
+    "read_sft_records",
     "write_sft_jsonl",
 ]
 
 DROP_REASONS: dict[str, str] = {
     "invalid_json": "line is not JSON",
-    "missing_fields": "not a Trajectory (missing or mistyped fields)",
-    "library_version": "ran on another library version",
+    "missing_fields": "neither a trajectory nor a published record (missing or mistyped fields)",
+    "library_version": "ran on another library version (or does not say which)",
     "incomplete": "not every criterion passed (score < 1)",
-    "unverified": "no criterion verdicts recorded",
+    "unverified": "no criterion verdicts and no score",
     "no_tools": "tools list missing or empty",
     "malformed_roles": "roles out of order or no final assistant answer",
-    "broken_tool_call_json": "tool-call arguments are not a JSON object string",
+    "broken_tool_call_json": "tool-call arguments are not a JSON object",
     "unmatched_tool_call": "a tool call without exactly one matching tool result (or the reverse)",
     "unknown_tool": "a tool call names a tool not in the tools list",
     "duplicate": "same messages as an earlier record",
@@ -75,18 +78,11 @@ def _tool_names(tools: list[dict[str, Any]]) -> set[str] | None:
 
 
 def _check_tool_call(call: Any, names: set[str]) -> tuple[str | None, str | None]:
-    """Return (drop reason, call id) for one assistant tool call."""
+    """Return (drop reason, call id) for one assistant tool call (arguments already objects)."""
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(fn, dict) or not isinstance(call.get("id"), str) or not isinstance(fn.get("name"), str):
         return "unmatched_tool_call", None
-    args = fn.get("arguments")
-    if not isinstance(args, str):
-        return "broken_tool_call_json", None
-    try:
-        parsed = json.loads(args)
-    except json.JSONDecodeError:
-        return "broken_tool_call_json", None
-    if not isinstance(parsed, dict):
+    if not isinstance(fn.get("arguments"), dict):
         return "broken_tool_call_json", None
     if fn["name"] not in names:
         return "unknown_tool", None
@@ -112,10 +108,7 @@ def _check_messages(messages: list[dict[str, Any]], names: set[str]) -> str | No
                 return "malformed_roles"
             if pending:
                 return "unmatched_tool_call"
-            calls = msg.get("tool_calls") or []
-            if not isinstance(calls, list):
-                return "unmatched_tool_call"
-            for call in calls:
+            for call in msg.get("tool_calls") or []:
                 reason, call_id = _check_tool_call(call, names)
                 if reason:
                     return reason
@@ -139,39 +132,31 @@ def _check_messages(messages: list[dict[str, Any]], names: set[str]) -> str | No
     return None
 
 
-def check_trajectory(traj: Trajectory, library_version: str | None = None) -> str | None:
-    """The reason to drop ``traj`` (a key of DROP_REASONS), or None to keep it."""
-    if library_version is not None and traj.meta.library_version != library_version:
+def _verification(record: SftRecord) -> str | None:
+    """Per-criterion verdicts when present, else the score (the published sample has no verdicts)."""
+    verdicts = record.verdicts()
+    if verdicts is not None:
+        if record.meta.score != 1.0 or not all(v.passed for v in verdicts):
+            return "incomplete"
+        return None
+    if (record.meta.model_extra or {}).get("criteria") == []:
+        return "unverified"  # ours, graded on nothing
+    return None if record.meta.score >= 1.0 else "incomplete"
+
+
+def check_record(record: SftRecord, library_version: str | None = None) -> str | None:
+    """The reason to drop ``record`` (a key of DROP_REASONS), or None to keep it."""
+    if library_version is not None and record.library_version() != library_version:
         return "library_version"
-    if not traj.meta.criteria:
-        return "unverified"
-    if traj.meta.score != 1.0 or not all(v.passed for v in traj.meta.criteria):
-        return "incomplete"
-    names = _tool_names(traj.tools)
-    if not traj.tools or names is None:
+    reason = _verification(record)
+    if reason is not None:
+        return reason
+    names = _tool_names(record.tools)
+    if not record.tools or names is None:
         return "no_tools"
-    if not traj.messages:
+    if not record.messages:
         return "malformed_roles"
-    return _check_messages(traj.messages, names)
-
-
-def _openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    """Keep the OpenAI part of a tool schema; drop CompoWorld's ``x-*`` annotations."""
-    fn = tool["function"]
-    out_fn: dict[str, Any] = {"name": fn["name"], "description": fn.get("description", "")}
-    out_fn["parameters"] = fn.get("parameters") or {"type": "object", "properties": {}}
-    return {"type": "function", "function": out_fn}
-
-
-def sft_record(traj: Trajectory, tokenizer: Any = None) -> dict[str, Any]:
-    """The chat record of a kept trajectory (with ``text`` when a tokenizer is given)."""
-    tools = [_openai_tool(t) for t in traj.tools]
-    meta = traj.meta.model_dump(mode="json")
-    meta["source"] = traj.source
-    record: dict[str, Any] = {"messages": traj.messages, "tools": tools, "meta": meta}
-    if tokenizer is not None:
-        record["text"] = tokenizer.apply_chat_template(traj.messages, tools=tools, tokenize=False)
-    return record
+    return _check_messages(record.messages, names)
 
 
 def export_sft(
@@ -179,9 +164,13 @@ def export_sft(
     stats: SftExportStats,
     *,
     library_version: str | None = None,
-    tokenizer: Any = None,
-) -> Iterator[dict[str, Any]]:
-    """Yield the records to keep from trajectory JSONL lines, counting drops into ``stats``."""
+    src: str = "",
+) -> Iterator[SftRecord]:
+    """Yield the records to keep from trajectory / published-record lines, counting drops into ``stats``.
+
+    ``src`` is written as ``meta.src`` of records converted from our trajectories (the run they
+    came from); published records keep their own.
+    """
     drops: Counter[str] = Counter(stats.dropped)
     seen: set[str] = set()
     for line in lines:
@@ -189,18 +178,16 @@ def export_sft(
             continue
         stats.read += 1
         try:
-            raw = json.loads(line)
+            record = parse_record(json.loads(line), src)
         except json.JSONDecodeError:
             drops["invalid_json"] += 1
             continue
-        try:
-            traj = Trajectory.model_validate(raw)
-        except ValidationError:
-            drops["missing_fields"] += 1
+        except UnusableRecord as exc:
+            drops[exc.reason] += 1
             continue
-        reason = check_trajectory(traj, library_version)
+        reason = check_record(record, library_version)
         if reason is None:
-            key = messages_hash(traj.messages)
+            key = messages_hash(record.messages)
             reason = "duplicate" if key in seen else None
             seen.add(key)
         if reason is not None:
@@ -208,8 +195,18 @@ def export_sft(
             continue
         stats.kept += 1
         stats.dropped = dict(sorted(drops.items()))
-        yield sft_record(traj, tokenizer)
+        yield record
     stats.dropped = dict(sorted(drops.items()))
+
+
+def read_sft_records(
+    path: Path, *, library_version: str | None = None
+) -> tuple[list[SftRecord], SftExportStats]:
+    """Every usable record of a JSONL file (trajectories or published records) and the counts."""
+    stats = SftExportStats()
+    with path.open(encoding="utf-8") as fh:
+        records = list(export_sft(fh, stats, library_version=library_version, src=str(path)))
+    return records, stats
 
 
 def load_chat_tokenizer(path: str | Path) -> Any:
@@ -233,10 +230,15 @@ def write_sft_jsonl(
     library_version: str | None = None,
     tokenizer: Any = None,
 ) -> SftExportStats:
-    """Read trajectories from ``src``, write kept records to ``out``; return the counts."""
+    """Read trajectories or records from ``src``, write kept records to ``out``; return the counts."""
     stats = SftExportStats()
     out.parent.mkdir(parents=True, exist_ok=True)
     with src.open(encoding="utf-8") as fin, out.open("w", encoding="utf-8") as fout:
-        for record in export_sft(fin, stats, library_version=library_version, tokenizer=tokenizer):
-            fout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for record in export_sft(fin, stats, library_version=library_version, src=str(src)):
+            row = record.dump()
+            if tokenizer is not None:
+                row["text"] = tokenizer.apply_chat_template(
+                    record.messages, tools=record.tools, tokenize=False
+                )
+            fout.write(json.dumps(row, ensure_ascii=False) + "\n")
     return stats
