@@ -41,15 +41,19 @@ from verl.workers.rollout.replica import TokenOutput
 from compoworld.cli import build_embedded_app
 from compoworld.runtime import create_library_app
 from compoworld.settings import Settings
+from orchestrator.api import ENVIRONMENT_ERROR_CODES as ORCHESTRATOR_CODES
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.models import GoldCall, Task
 from orchestrator.reward import completion_focused_rewards
 from orchestrator.server import attach_orchestrator, create_orchestrator_app
 from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import free_port, runtimes, task_create, task_update, write_library
+from trainer.env_errors import ENVIRONMENT_ERROR_CODES, step_environment_error
 from trainer.export_verl import task_row
+from trainer.orchestrator_client import StepResult
+from trainer.rollout_log import read_rollouts, summarize
 from trainer.tokenizer import build_qwen_tokenizer
-from trainer.verl_loop import CompoAgentLoop
+from trainer.verl_loop import CompoAgentLoop, PromptTooLongError
 
 pytestmark = pytest.mark.verl
 
@@ -94,6 +98,18 @@ class ScriptedLLM:
     def expect(self, script: str) -> None:
         self._queue.append(script)
 
+    def playing(self, script: str) -> ScriptedLLM:
+        """A view that plays ``script`` for every request and records into this one's dicts."""
+        view = ScriptedLLM(self.tokenizer, self.scripts)
+        view.by_request, view.turn, view.generated, view.prompts = (
+            self.by_request,
+            self.turn,
+            self.generated,
+            self.prompts,
+        )
+        view._queue = _Always(script)
+        return view
+
     async def generate(
         self, request_id: str, *, prompt_ids: list[int], sampling_params: dict, **_: Any
     ) -> Any:
@@ -111,6 +127,16 @@ class ScriptedLLM:
         self.prompts.setdefault(name, []).append(list(prompt_ids))
         await asyncio.sleep(0)
         return TokenOutput(token_ids=ids, log_probs=None)
+
+
+class _Always(list[str]):
+    """A script queue that never runs out: every new request plays the same script."""
+
+    def __init__(self, script: str) -> None:
+        super().__init__([script])
+
+    def pop(self, index: Any = -1) -> str:
+        return self[0]
 
 
 def _call_text(name: str, args: dict[str, Any]) -> str:
@@ -253,16 +279,16 @@ TRAIN_SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_pen
 async def _run_group(
     tokenizer: Any, app: Any, task: Task, plan: list[str], uid: str, **kw: Any
 ) -> tuple[ScriptedLLM, list[Any]]:
-    """verl runs the n sessions of one prompt concurrently; each loop instance is one trajectory."""
+    """verl runs the n sessions of one prompt concurrently; each loop instance is one trajectory.
+
+    Each session's loop gets its own view of the scripted LLM (playing ``plan[i]``), so which
+    behaviour a rollout plays never depends on timing."""
     llm = ScriptedLLM(tokenizer, scripts_for(task))
-    loops = []
-    for name in plan:
-        llm.expect(name)
-        loops.append(make_loop(tokenizer, llm, app, n=len(plan), **kw))
-    runs = []
-    for i, loop in enumerate(loops):
-        runs.append(asyncio.create_task(loop.run(dict(TRAIN_SAMPLING), **row_kwargs(task, uid, i))))
-        await asyncio.sleep(0.05)  # fix the order in which the scripted LLM hands out behaviours
+    loops = [make_loop(tokenizer, llm.playing(name), app, n=len(plan), **kw) for name in plan]
+    runs = [
+        asyncio.create_task(loop.run(dict(TRAIN_SAMPLING), **row_kwargs(task, uid, i)))
+        for i, loop in enumerate(loops)
+    ]
     return llm, list(await asyncio.gather(*runs))
 
 
@@ -371,7 +397,7 @@ async def test_row_mode_gateway_opens_a_gateway_episode(tokenizer: Any, harness:
     ]
 
 
-async def test_unreachable_orchestrator_gives_zero_reward_without_hanging(
+async def test_unreachable_orchestrator_masks_the_rollout_without_hanging(
     tokenizer: Any, caplog: Any
 ) -> None:
     task = rollout_task()
@@ -386,11 +412,12 @@ async def test_unreachable_orchestrator_gives_zero_reward_without_hanging(
     assert out.reward_score == 0.0
     assert out.response_mask == [0]
     assert "open failed" in out.extra_fields["compo_abort_reason"]
-    assert "aborted, reward 0" in caplog.text
+    assert "aborted by the environment, masked out of the loss" in caplog.text
+    assert out.extra_fields["reward_extra_info"]["aborted"] == 1
     assert llm.generated == {}
 
 
-async def test_dead_service_fails_the_open_and_gives_zero_reward(tokenizer: Any, tmp_path: Path) -> None:
+async def test_dead_service_fails_the_open_and_masks_the_rollout(tokenizer: Any, tmp_path: Path) -> None:
     """The real orchestrator alone, its services at a closed port on 127.0.0.1: forking fails (503)."""
     write_tasks(tmp_path / "tasks.jsonl", [rollout_task()])
     dead = f"http://127.0.0.1:{free_port()}"
@@ -409,17 +436,24 @@ async def test_dead_service_fails_the_open_and_gives_zero_reward(tokenizer: Any,
     assert llm.generated == {}
 
 
-async def test_orchestrator_failing_mid_rollout_aborts_with_zero_reward(
-    tokenizer: Any, harness: Harness
+async def test_a_503_mid_rollout_masks_the_rollout_counts_it_and_the_group_treats_it_as_aborted(
+    tokenizer: Any, harness: Harness, tmp_path: Path
 ) -> None:
     app = failing_steps(harness.app)  # see failing_steps: /step answers 503, the rest is the real app
     start = time.monotonic()
     llm, (failed, sibling) = await _run_group(
-        tokenizer, app, harness.task, ["solver", "no_tools"], "g", group_timeout_s=60
+        tokenizer,
+        app,
+        harness.task,
+        ["solver", "no_tools"],
+        "g",
+        group_timeout_s=60,
+        rollout_log_dir=str(tmp_path / "rollouts"),
     )
-    assert failed.reward_score == 0.0
     reason = failed.extra_fields["compo_abort_reason"]
     assert reason.startswith("step failed") and "HTTP 503" in reason
+    # generated tokens exist, but none of them is trained on: not punished for a dead service
+    assert len(failed.response_ids) > 0 and set(failed.response_mask) == {0}
     assert failed.extra_fields["reward_extra_info"]["aborted"] == 1
     assert len(llm.generated["solver"]) == 1  # stopped after the failed step, no more generation
     traj = await harness.trajectory(failed.extra_fields["compo_episode_id"])
@@ -428,10 +462,78 @@ async def test_orchestrator_failing_mid_rollout_aborts_with_zero_reward(
     # the sibling is not left waiting: the aborted rollout reported all-False to the group at once
     assert time.monotonic() - start < 30
     info = sibling.extra_fields["reward_extra_info"]
-    assert info["group_fallback"] == 0 and info["aborted"] == 0
+    assert info["group_fallback"] == 0 and info["aborted"] == 0 and 1 in sibling.response_mask
     importance = [c.importance for c in harness.task.rubric]
-    rows = [sibling.extra_fields["compo_verdicts"], [False, False, False]]
+    rows = [sibling.extra_fields["compo_verdicts"], [False, False, False]]  # aborted: kept in p_c and n
     assert sibling.reward_score == pytest.approx(completion_focused_rewards(rows, importance)[0])
+    # counted: the rollout log's per-step view
+    (summary,) = summarize(read_rollouts(tmp_path / "rollouts"))
+    assert (summary.rollouts, summary.env_aborted) == (2, 1)
+    assert {r.abort_reason for r in read_rollouts(tmp_path / "rollouts") if r.aborted} == {reason}
+
+
+class LosingState(ScriptedLLM):
+    """The scripted LLM, and between its first and second generation the crm service loses every
+    episode fork (as a restarted service does): the real orchestrator then answers the next call
+    with an ``episode_gone`` result and reports ``environment_error``."""
+
+    def __init__(self, base: ScriptedLLM, app: Any, script: str) -> None:
+        super().__init__(base.tokenizer, base.scripts)
+        view = base.playing(script)
+        self.__dict__.update({k: v for k, v in view.__dict__.items() if k != "generate"})
+        self.app = app
+
+    async def generate(self, request_id: str, **kw: Any) -> Any:
+        if self.turn.get(request_id) == 1:
+            headers = {"Authorization": f"Bearer {Settings().admin_token}"}
+            transport = httpx.ASGITransport(app=self.app)
+            async with httpx.AsyncClient(transport=transport, base_url=BASE_URL, headers=headers) as http:
+                for eid in (await http.get("/services/crm/admin/episodes")).json()["episodes"]:
+                    assert (await http.delete(f"/services/crm/admin/episodes/{eid}")).status_code < 300
+        return await super().generate(request_id, **kw)
+
+
+async def test_a_service_losing_the_episode_state_masks_the_rollout(tokenizer: Any, harness: Harness) -> None:
+    base = ScriptedLLM(tokenizer, scripts_for(harness.task))
+    loop = make_loop(tokenizer, LosingState(base, harness.app, "solver"), harness.app, n=1)
+    out = await loop.run(dict(TRAIN_SAMPLING), **row_kwargs(harness.task, "lost", 0))
+    reason = out.extra_fields["compo_abort_reason"]
+    assert reason.startswith("environment failed: crm__getContact: episode_gone"), reason
+    assert set(out.response_mask) == {0} and out.extra_fields["reward_extra_info"]["aborted"] == 1
+    assert len(base.generated["solver"]) == 2  # the rollout ended at the broken step
+
+
+def test_an_environment_error_is_read_from_the_step_answer() -> None:
+    ok = '{"success": true, "data": {}}'
+    down = '{"success": false, "error": {"code": "service_unavailable", "message": "no answer within 5 s"}}'
+    mistake = '{"success": false, "error": {"code": "unknown_tool", "message": "no such tool"}}'
+
+    def step(*contents: str, **kw: Any) -> StepResult:
+        results = [{"tool_call_id": f"c{i}", "name": "crm__x", "content": c} for i, c in enumerate(contents)]
+        return StepResult.model_validate({"results": results, **kw})
+
+    assert step_environment_error(step(ok, mistake)) is None  # the policy's own mistake is graded
+    assert step_environment_error(step(ok, down)) == "crm__x: service_unavailable: no answer within 5 s"
+    assert (
+        step_environment_error(step(ok, environment_error="x: episode_gone: gone")) == "x: episode_gone: gone"
+    )
+    assert "aborted the episode (lost)" in (
+        step_environment_error(step(state="aborted", finish_reason="lost")) or ""
+    )
+    assert ENVIRONMENT_ERROR_CODES == ORCHESTRATOR_CODES  # the trainer's copy agrees with the orchestrator
+
+
+async def test_a_prompt_over_the_prompt_length_is_refused_not_truncated(
+    tokenizer: Any, harness: Harness
+) -> None:
+    loop = make_loop(tokenizer, ScriptedLLM(tokenizer, scripts_for(harness.task)), harness.app, n=1)
+    loop.prompt_length = 300  # the direct-mode prompt of three services' tools is ~2,500 tokens
+    with pytest.raises(
+        PromptTooLongError, match=r"task t-trainer \(direct mode\).*over rollout.prompt_length=300"
+    ):
+        await loop.run(dict(TRAIN_SAMPLING), **row_kwargs(harness.task, "long", 0))
+    (episode,) = (await harness.get("/admin/episodes", admin=True)).json()["episodes"]
+    assert episode["state"] == "aborted"  # opened once, then closed: not left live
 
 
 async def test_episode_ending_at_max_steps_terminates_the_rollout_and_is_graded(
@@ -462,11 +564,31 @@ async def test_missing_sibling_times_out_to_static_weights(tokenizer: Any, harne
     assert out.extra_fields["reward_extra_info"]["group_fallback"] == 1
 
 
-def test_validation_sampling_uses_val_kwargs_n(tokenizer: Any) -> None:
-    loop = make_loop(tokenizer, ScriptedLLM(tokenizer, {}), None, n=8)
-    assert loop.expected_group_size(dict(TRAIN_SAMPLING)) == 8
-    assert loop.expected_group_size({"temperature": 0, "top_p": 1.0, "top_k": -1}) == 1
-    assert make_loop(tokenizer, ScriptedLLM(tokenizer, {}), None, expected_n=5).expected_group_size({}) == 5
+def test_group_size_is_configuration_for_training_and_validation(
+    tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compo_agent waits for rollout.n siblings, compo_agent_val for val_kwargs.n, whatever the sampling."""
+    entries: Any = OmegaConf.load(REPO / "trainer" / "config" / "agent_loops.yaml")
+    cfg = _trainer_config(8)
+    cfg.actor_rollout_ref.rollout.val_kwargs.n = 3
+    cfg.actor_rollout_ref.rollout.val_kwargs.temperature = 1.0  # same sampling as training: no guessing
+    sizes = {}
+    for entry in entries:
+        loop = hydra.utils.instantiate(
+            config=entry,
+            trainer_config=DictConfigWrap(config=cfg),
+            server_manager=ScriptedLLM(tokenizer, {}),
+            tokenizer=tokenizer,
+            processor=None,
+            hf_model_type="qwen3",
+            dataset_cls=RLHFDataset,
+            data_config=DictConfigWrap(cfg.data),
+            tools=ToolListWrap([]),
+        )
+        sizes[entry.name] = loop.expected_group_size()
+    assert sizes == {"compo_agent": 8, "compo_agent_val": 3}
+    assert make_loop(tokenizer, ScriptedLLM(tokenizer, {}), None, expected_n=5).expected_group_size() == 5
+    assert task_row(rollout_task(), 0, validation=True)["agent_name"] == "compo_agent_val"
 
 
 def test_agent_loop_yaml_instantiates_like_verl_worker(
@@ -490,7 +612,7 @@ def test_agent_loop_yaml_instantiates_like_verl_worker(
     )
     assert isinstance(loop, CompoAgentLoop)
     assert loop.orchestrator_url == "http://127.0.0.1:9911"
-    assert loop.release_episodes is True and loop.mode == "direct"
+    assert loop.release_episodes is True and loop.mode == "gateway" and loop.validation is False
     assert _agent_loop_registry["compo_agent"]["_target_"] == "trainer.verl_loop.CompoAgentLoop"
 
 
@@ -511,41 +633,6 @@ def test_verl_rlhf_dataset_reads_the_export(tokenizer: Any, tmp_path: Path) -> N
     assert item["raw_prompt"][0]["role"] == "system" and "2026-03-04" in item["raw_prompt"][0]["content"]
     assert item["extra_info"]["task_id"] == tasks[0].id
     assert list(item["extra_info"]["importance"]) == [2.0, 1.0, 1.0]
-
-
-def test_grpo_script_composes_a_valid_verl_config(tmp_path: Path) -> None:
-    """grpo.sh's overrides all exist in verl 0.9.1's config (Hydra's --cfg job: compose, don't train)."""
-    import os
-    import subprocess
-    import sys
-
-    env = {
-        **os.environ,
-        "MODEL_PATH": str(tmp_path / "model"),
-        "N_GPUS": "1",
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-    }
-    proc = subprocess.run(
-        [
-            "bash",
-            str(REPO / "trainer" / "scripts" / "grpo.sh"),
-            "trainer.total_training_steps=2",
-            "--cfg",
-            "job",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    cfg = OmegaConf.create(proc.stdout)
-    rollout = cfg.actor_rollout_ref.rollout
-    assert cfg.algorithm.adv_estimator == "grpo"
-    assert rollout.agent.default_agent_loop == "compo_agent"
-    assert rollout.agent.agent_loop_config_path == str(REPO / "trainer" / "config" / "agent_loops.yaml")
-    assert rollout.multi_turn.enable is True and rollout.multi_turn.format == "hermes"
-    assert cfg.trainer.total_training_steps == 2
 
 
 async def test_answer_comes_from_the_last_generation_even_at_the_turn_limit(

@@ -108,8 +108,15 @@ def verl(
         ),
     ] = "gateway",
     split: Annotated[str, typer.Option(help="Which tasks to export: all | train | test.")] = "all",
+    validation: Annotated[
+        bool,
+        typer.Option(
+            "--validation",
+            help="Rows for data.val_files: agent compo_agent_val, which waits for val_kwargs.n siblings.",
+        ),
+    ] = False,
 ) -> None:
-    """Write verl RL dataset rows (agent_name compo_agent) for the tasks."""
+    """Write verl RL dataset rows (agent_name compo_agent, or compo_agent_val) for the tasks."""
     console = Console(soft_wrap=True)
     if mode not in ("direct", "gateway", "mcp"):
         console.print(f"[red]error:[/red] --mode must be direct, gateway or mcp, not {mode!r}")
@@ -120,8 +127,16 @@ def verl(
     prompt_mode: PromptMode = mode  # type: ignore[assignment]
     split_filter: SplitFilter = split  # type: ignore[assignment]
     try:
-        n = write_verl_parquet(read_tasks(tasks), out, mode=prompt_mode, split=split_filter)
+        n = write_verl_parquet(
+            read_tasks(tasks), out, mode=prompt_mode, split=split_filter, validation=validation
+        )
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=1) from exc
     console.print(f"wrote {n} verl rows to {out}")
+    if mode == "direct":
+        console.print(
+            "[yellow]note:[/yellow] a direct-mode prompt carries every tool schema of the task's services "
+            "and distractors (often 10^4-10^5 tokens); the agent loop refuses an episode whose prompt "
+            "exceeds data.max_prompt_length instead of truncating it"
+        )

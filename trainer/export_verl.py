@@ -22,6 +22,7 @@ from orchestrator.prompts import PromptMode, build_prompt
 __all__ = [
     "AGENT_NAME",
     "DATA_SOURCE",
+    "VALIDATION_AGENT_NAME",
     "VERL_SCHEMA",
     "read_tasks",
     "task_row",
@@ -30,6 +31,7 @@ __all__ = [
 
 DATA_SOURCE = "compoworld"
 AGENT_NAME = "compo_agent"
+VALIDATION_AGENT_NAME = "compo_agent_val"  # waits for val_kwargs.n siblings (trainer/config/agent_loops.yaml)
 SplitFilter = Literal["all", "train", "test"]
 
 _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
@@ -73,12 +75,14 @@ def read_tasks(path: Path) -> Iterator[Task]:
                 raise ValueError(f"{path}:{lineno}: not a valid Task: {exc}") from exc
 
 
-def task_row(task: Task, index: int, mode: PromptMode = "gateway") -> dict[str, Any]:
-    """One verl dataset row for ``task``."""
+def task_row(
+    task: Task, index: int, mode: PromptMode = "gateway", *, validation: bool = False
+) -> dict[str, Any]:
+    """One verl dataset row for ``task`` (a validation row names the agent that waits for val_kwargs.n)."""
     return {
         "data_source": DATA_SOURCE,
         "prompt": build_prompt(task, mode),
-        "agent_name": AGENT_NAME,
+        "agent_name": VALIDATION_AGENT_NAME if validation else AGENT_NAME,
         "reward_model": {"style": "rule", "ground_truth": task.id},
         "extra_info": {
             "index": index,
@@ -99,7 +103,12 @@ def task_row(task: Task, index: int, mode: PromptMode = "gateway") -> dict[str, 
 
 
 def write_verl_parquet(
-    tasks: Iterable[Task], out: Path, *, mode: PromptMode = "gateway", split: SplitFilter = "all"
+    tasks: Iterable[Task],
+    out: Path,
+    *,
+    mode: PromptMode = "gateway",
+    split: SplitFilter = "all",
+    validation: bool = False,
 ) -> int:
     """Write the rows of ``tasks`` (filtered by split) to ``out``; return the number of rows.
 
@@ -113,7 +122,7 @@ def write_verl_parquet(
         if task.id in seen:
             raise ValueError(f"duplicate task id {task.id!r}: ids must be unique in a verl dataset")
         seen.add(task.id)
-        rows.append(task_row(task, len(rows), mode))
+        rows.append(task_row(task, len(rows), mode, validation=validation))
     if not rows:
         raise ValueError(f"no tasks to export (split filter: {split})")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -67,6 +67,9 @@ class StepResult(BaseModel):
         default="", description="Why the episode ended (max_steps, timeout), when done."
     )
     steps_left: int | None = Field(default=None, description="Tool-calling turns left.")
+    environment_error: str = Field(
+        default="", description="Why the environment (not the agent) failed the episode, if it has."
+    )
 
 
 class CriterionResult(BaseModel):
@@ -93,6 +96,9 @@ class FinishResult(BaseModel):
     complete: bool = Field(description="Every criterion passed.")
     state: str = Field(default="", description="finished | aborted.")
     finish_reason: str = Field(default="", description="answered | max_steps | timeout | ...")
+    environment_error: str = Field(
+        default="", description="Why the environment (not the agent) failed the episode, if it has."
+    )
 
     def importance(self, fallback: list[float] | None = None) -> list[float]:
         """s_c per criterion: the orchestrator's if it sent them all, else ``fallback``, else 1 each.

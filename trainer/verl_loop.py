@@ -11,11 +11,21 @@ output, which makes verl skip its own reward function.
 The criterion importance s_c comes from the finish answer when the orchestrator sends it, else
 from the data row's ``extra_info.importance`` (written by ``compoworld export verl``), else 1.
 
-Failures: the orchestrator unreachable, timing out or refusing (HTTP >= 300) aborts the rollout
-with reward 0 and the reason logged and kept in ``extra_fields["compo_abort_reason"]``; every
-request has a timeout, so nothing hangs. An aborted rollout still reports to its group (all
-verdicts False, without waiting) so its siblings are not kept waiting. If only the group board
-fails after a clean finish, the rollout is scored alone with static weights.
+Failures of the environment never punish the policy (DESIGN.md): the orchestrator unreachable,
+timing out or refusing (HTTP >= 300), or a step whose answer says the environment broke the
+episode (trainer/env_errors.py: ``environment_error``, a service down, the episode's state lost)
+ends the rollout with its whole response masked out of the loss (``response_mask`` all 0), the
+reason logged and kept in ``extra_fields["compo_abort_reason"]`` and ``reward_extra_info.aborted``.
+It still reports to its group as aborted (all verdicts False, kept in p_c and n, as the reward
+defines) without waiting, so its siblings are not held up; every request has a timeout, so
+nothing hangs. If only the group board fails after a clean finish, the rollout is scored alone
+with static weights. A prompt longer than ``rollout.prompt_length`` (a direct-mode episode with
+hundreds of tool schemas) is refused with ``PromptTooLongError`` instead of being cut from the left.
+
+The group size each rollout waits for is configuration, not a guess: ``rollout.n``, or
+``rollout.val_kwargs.n`` for the ``compo_agent_val`` registration that validation rows name
+(``compoworld export verl --validation``); ``expected_n`` overrides both. Each rollout's outcome
+is appended to the rollout log (trainer/rollout_log.py) when ``rollout_log_dir`` is set.
 
 Registered for verl by ``trainer/config/agent_loops.yaml``; one instance plays one trajectory,
 so per-episode state lives on ``self``.
@@ -24,6 +34,7 @@ so per-episode state lives on ``self``.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
@@ -33,12 +44,21 @@ from verl.experimental.agent_loop.tool_parser import FunctionCall
 from verl.tools.schemas import OpenAIFunctionSchema, OpenAIFunctionToolSchema, ToolResponse
 
 from orchestrator.reward import group_reward_report
+from trainer.env_errors import PromptTooLongError, step_environment_error
 from trainer.orchestrator_client import OrchestratorClient, OrchestratorError
+from trainer.rollout_log import RolloutRecord, append_rollout
 from trainer.tokenizer import answer_text
 
-__all__ = ["CompoAgentLoop", "EpisodeTool"]
+__all__ = ["CompoAgentLoop", "EpisodeTool", "PromptTooLongError"]
 
 logger = logging.getLogger(__name__)
+
+
+def _reward_info(**values: float) -> dict[str, float]:
+    """``reward_extra_info`` with every key present (verl builds its arrays from the first row's keys)."""
+    info = {"rubric_score": 0.0, "completion": 0.0, "n_criteria": 0, "group_fallback": 0, "aborted": 0}
+    info.update(values)
+    return info
 
 
 class EpisodeTool:
@@ -81,11 +101,13 @@ class CompoAgentLoop(ToolAgentLoop):
         self,
         *args: Any,
         orchestrator_url: str = "http://127.0.0.1:8000",
-        mode: str = "direct",
+        mode: str = "gateway",
         http_timeout_s: float = 60.0,
         group_timeout_s: float = 600.0,
         expected_n: int | None = None,
+        validation: bool = False,
         release_episodes: bool = True,
+        rollout_log_dir: str = "",
         transport: Any = None,
         **kwargs: Any,
     ) -> None:
@@ -95,8 +117,10 @@ class CompoAgentLoop(ToolAgentLoop):
         self.http_timeout_s = float(http_timeout_s)
         self.group_timeout_s = float(group_timeout_s)
         self.expected_n_override = expected_n
+        self.validation = bool(validation)
         # False keeps finished episodes on the orchestrator (until its retain_s) for inspection
         self.release_episodes = bool(release_episodes)
+        self.rollout_log_dir = str(rollout_log_dir or "")
         self._transport = transport
         self._client: OrchestratorClient | None = None
         self._episode_id: str | None = None
@@ -107,29 +131,17 @@ class CompoAgentLoop(ToolAgentLoop):
         self._agent_data: AgentData | None = None
         self._call_seq = 0
         self._turn_results: dict[str, str] = {}
+        self._task_id = ""
+        self._n_calls = 0
+        self._dropped_calls = 0
 
     # ---- group size -------------------------------------------------------------------------
-    def expected_group_size(self, sampling_params: dict[str, Any]) -> int:
-        """Rollouts per prompt: rollout.n, or val_kwargs.n when the sampling params are validation's.
-
-        verl does not tell an agent loop whether it validates; its validation sampling
-        (temperature/top_p/top_k from val_kwargs) differs from training's by default, which is
-        what is compared here. ``expected_n`` in the agent-loop config overrides this.
-        """
+    def expected_group_size(self) -> int:
+        """Rollouts per prompt, from the configuration: ``expected_n``, else val_kwargs.n / n."""
         if self.expected_n_override:
             return int(self.expected_n_override)
         cfg = self.rollout_config
-        val = cfg.val_kwargs
-        train_key = (cfg.temperature, cfg.top_p, cfg.top_k)
-        val_key = (val.temperature, val.top_p, val.top_k)
-        seen = (
-            sampling_params.get("temperature"),
-            sampling_params.get("top_p"),
-            sampling_params.get("top_k"),
-        )
-        if val_key != train_key and seen == val_key:
-            return int(val.n)
-        return int(cfg.n)
+        return int(cfg.val_kwargs.n if self.validation else cfg.n)
 
     # ---- the episode ------------------------------------------------------------------------
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
@@ -141,8 +153,9 @@ class CompoAgentLoop(ToolAgentLoop):
             )
         group_id = str(kwargs.get("uid") or uuid4().hex)
         rollout_idx = int(kwargs.get("session_id") or 0)
-        expected_n = self.expected_group_size(sampling_params)
+        expected_n = self.expected_group_size()
         mode = str(extra_info.get("mode") or self.mode)  # the mode the row's prompt was built for
+        self._task_id = f"{task_id} ({mode} mode)"
         self._importance = _floats(extra_info.get("importance"))
         async with OrchestratorClient(
             self.orchestrator_url, timeout_s=self.http_timeout_s, transport=self._transport
@@ -155,17 +168,26 @@ class CompoAgentLoop(ToolAgentLoop):
             except OrchestratorError as exc:
                 self._abort(f"open failed: {exc}")
                 await self._report_aborted(group_id, expected_n)
-                return await self._empty_output(list(kwargs["raw_prompt"]))
+                output = await self._empty_output(list(kwargs["raw_prompt"]))
+                self._log_rollout(output, kwargs, group_id, rollout_idx, str(task_id))
+                return output
             self._episode_id = opened.episode_id
             self._install_tools(opened.tools)
             try:
                 output = await super().run(sampling_params, **{**kwargs, "raw_prompt": opened.messages})
-            except Exception:
-                self._abort("generation failed")
+            except PromptTooLongError as exc:  # a configuration error: stop, saying so
+                self._abort_reason = f"refused: {exc}"
+                logger.error("%s", exc)
+                await self._close_episode()
+                await self._report_aborted(group_id, expected_n)
+                raise
+            except Exception as exc:
+                self._abort(f"generation failed: {type(exc).__name__}")
                 await self._close_episode()
                 await self._report_aborted(group_id, expected_n)
                 raise
             await self._score(output, group_id, expected_n)
+        self._log_rollout(output, kwargs, group_id, rollout_idx, str(task_id))
         return output
 
     async def _score(self, output: AgentLoopOutput, group_id: str, expected_n: int) -> None:
@@ -173,7 +195,7 @@ class CompoAgentLoop(ToolAgentLoop):
         assert self._client is not None and self._episode_id is not None
         verdicts: list[bool] = []
         importance: list[float] = []
-        info = {"rubric_score": 0.0, "completion": 0.0, "n_criteria": 0, "group_fallback": 0, "aborted": 0}
+        info = _reward_info()
         reward = 0.0
         if self._abort_reason is None:
             try:
@@ -181,6 +203,8 @@ class CompoAgentLoop(ToolAgentLoop):
             except OrchestratorError as exc:
                 self._abort(f"finish failed: {exc}")
             else:
+                if fin.environment_error:
+                    self._abort(f"environment failed: {fin.environment_error}")
                 verdicts = [c.passed for c in fin.criteria]
                 importance = fin.importance(self._importance)
                 info["n_criteria"] = len(verdicts)
@@ -190,7 +214,8 @@ class CompoAgentLoop(ToolAgentLoop):
         else:
             await self._report_aborted(group_id, expected_n)
             info["aborted"] = 1
-            reward = 0.0
+            # the environment's failure, not the policy's: nothing of this rollout is trained on
+            output.response_mask = [0] * len(output.response_mask)
         output.reward_score = reward
         output.extra_fields["reward_extra_info"] = info
         output.extra_fields["compo_episode_id"] = self._episode_id
@@ -258,7 +283,40 @@ class CompoAgentLoop(ToolAgentLoop):
     def _abort(self, reason: str) -> None:
         if self._abort_reason is None:
             self._abort_reason = reason
-            logger.warning("episode %s aborted, reward 0: %s", self._episode_id or "-", reason)
+            logger.warning(
+                "episode %s aborted by the environment, masked out of the loss: %s",
+                self._episode_id or "-",
+                reason,
+            )
+
+    def _log_rollout(
+        self, output: AgentLoopOutput, kwargs: dict[str, Any], group_id: str, rollout_idx: int, task_id: str
+    ) -> None:
+        """Append this rollout to the rollout log (trainer/rollout_log.py), when one is configured."""
+        if not self.rollout_log_dir:
+            return
+        info = output.extra_fields.get("reward_extra_info") or {}
+        step = kwargs.get("global_steps")
+        record = RolloutRecord(
+            step=int(step) if isinstance(step, int | float) else None,
+            validation=self.validation,
+            group_id=group_id,
+            task_id=task_id,
+            rollout_idx=rollout_idx,
+            episode_id=self._episode_id or "",
+            reward=float(output.reward_score or 0.0),
+            completion=float(info.get("completion", 0.0)),
+            tool_calls=self._n_calls,
+            dropped_calls=self._dropped_calls,
+            response_tokens=len(output.response_ids),
+            trained_tokens=sum(output.response_mask),
+            aborted=self._abort_reason is not None,
+            abort_reason=self._abort_reason or "",
+        )
+        try:
+            append_rollout(Path(self.rollout_log_dir), record)
+        except OSError as exc:
+            logger.warning("could not write the rollout log under %s: %s", self.rollout_log_dir, exc)
 
     def _install_tools(self, schemas: list[dict[str, Any]]) -> None:
         """Expose the episode's tools to verl's parser and chat template (this instance only)."""
@@ -281,13 +339,7 @@ class CompoAgentLoop(ToolAgentLoop):
             extra_fields={
                 "turn_scores": [],
                 "tool_rewards": [],
-                "reward_extra_info": {
-                    "rubric_score": 0.0,
-                    "completion": 0.0,
-                    "n_criteria": 0,
-                    "group_fallback": 0,
-                    "aborted": 1,
-                },
+                "reward_extra_info": _reward_info(aborted=1),
                 "compo_episode_id": "",
                 "compo_abort_reason": self._abort_reason or "",
                 "compo_verdicts": [],
@@ -304,6 +356,18 @@ class CompoAgentLoop(ToolAgentLoop):
         return answer_text(self.tokenizer, list(ids))
 
     # ---- verl hooks -------------------------------------------------------------------------
+    def _cap_text_prompt_length(self, prompt_ids: list[int]) -> list[int]:
+        """Refuse a prompt over ``rollout.prompt_length`` (verl would left-truncate it silently)."""
+        if len(prompt_ids) > self.prompt_length:
+            raise PromptTooLongError(
+                f"task {self._task_id}: the episode's prompt is {len(prompt_ids)} tokens "
+                f"({len(self.tool_schemas)} tool schemas), over rollout.prompt_length="
+                f"{self.prompt_length} (data.max_prompt_length); verl would cut it from the left. "
+                "Export the rows with `compoworld export verl --mode gateway` (four meta-tools, "
+                "about 800 tokens) or raise data.max_prompt_length."
+            )
+        return prompt_ids
+
     async def _handle_pending_state(
         self, agent_data: AgentData, sampling_params: dict[str, Any]
     ) -> AgentState:
@@ -337,6 +401,15 @@ class CompoAgentLoop(ToolAgentLoop):
         calls = agent_data.tool_calls[: self.max_parallel_calls]
         if self._abort_reason is not None or self._client is None or self._episode_id is None or not calls:
             return
+        dropped = len(agent_data.tool_calls) - len(calls)
+        if dropped:
+            self._dropped_calls += dropped
+            logger.warning(
+                "episode %s: %d tool calls of a turn beyond multi_turn.max_parallel_calls=%d are not run",
+                self._episode_id,
+                dropped,
+                self.max_parallel_calls,
+            )
         content = answer_text(self.tokenizer, list(agent_data.response_ids))  # text beside the calls
         body = [{"id": c.tool_call_id, "name": c.name, "arguments": c.arguments} for c in calls]
         try:
@@ -344,6 +417,10 @@ class CompoAgentLoop(ToolAgentLoop):
         except OrchestratorError as exc:
             self._abort(f"step failed: {exc}")
             return
+        self._n_calls += len(calls)
+        env_error = step_environment_error(result)
+        if env_error is not None:
+            self._abort(f"environment failed: {env_error}")
         if result.done:
             self._done = True
             self._end_reason = result.finish_reason or result.state

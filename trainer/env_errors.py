@@ -1,0 +1,58 @@
+"""Telling the environment's failures from the policy's, for a rollout that must not be punished.
+
+A rollout is ended and masked out of the loss (DESIGN.md, Completion-Focused Rubric Reward) when
+the environment broke it: the orchestrator unreachable, timing out or answering an error (an
+``OrchestratorError`` in the client), or a step whose answer says so - the orchestrator's
+``environment_error``, an episode the orchestrator aborted on its own, or a tool result whose
+error code is one of ``ENVIRONMENT_ERROR_CODES`` (a service down, the episode's state lost) for an
+orchestrator that does not report ``environment_error`` yet. A tool failing because the policy
+called it wrongly (unknown tool, bad arguments, a 404) is an observation, graded as usual.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from trainer.orchestrator_client import StepResult
+
+__all__ = ["ENVIRONMENT_ERROR_CODES", "PromptTooLongError", "result_error_code", "step_environment_error"]
+
+# The same codes as orchestrator.api.ENVIRONMENT_ERROR_CODES (the trainer talks to the orchestrator
+# over HTTP only, so it keeps its own copy; tests/test_trainer_env_errors.py checks they agree).
+ENVIRONMENT_ERROR_CODES = frozenset({"service_unavailable", "episode_gone"})
+
+
+class PromptTooLongError(ValueError):
+    """An episode's prompt does not fit the model's prompt budget: refused, never truncated.
+
+    A configuration error (a direct-mode episode with hundreds of tool schemas), not a failure of
+    one rollout: the run stops with a message saying what to change.
+    """
+
+
+def result_error_code(content: str) -> tuple[str, str] | None:
+    """(code, message) of a failed tool-result envelope, or None for a success or non-envelope."""
+    try:
+        envelope: Any = json.loads(content)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(envelope, dict) or envelope.get("success") is not False:
+        return None
+    error = envelope.get("error")
+    if not isinstance(error, dict):
+        return None
+    return str(error.get("code", "")), str(error.get("message", ""))
+
+
+def step_environment_error(step: StepResult) -> str | None:
+    """Why the environment failed this step, or None when every result is the policy's to own."""
+    if step.environment_error:
+        return step.environment_error
+    if step.state == "aborted":
+        return f"the orchestrator aborted the episode ({step.finish_reason or 'no reason given'})"
+    for result in step.results:
+        error = result_error_code(result.content)
+        if error is not None and error[0] in ENVIRONMENT_ERROR_CODES:
+            return f"{result.name}: {error[0]}: {error[1]}"[:500]
+    return None
