@@ -22,6 +22,8 @@ CompoWorldError                          compoworld.errors
 ├── GroupConflictError (ValueError)      orchestrator.groups            409 a reward report contradicts its group
 ├── OrchestratorError                    trainer.orchestrator_client    the orchestrator was unreachable or refused
 ├── SmokeSetupError (ValueError)         trainer.smoke_env              the smoke run's library or tasks are unusable
+├── PromptTooLongError (ValueError)      trainer.env_errors             an episode prompt over the model's prompt budget
+├── PreflightError (ValueError)          trainer.preflight              a GRPO launch that cannot work as configured
 ├── LLMError                             compoworld.errors              the model endpoint failed after retries
 └── DeployError                          compoworld.deploy.errors       deployment files or a cluster operation failed
     └── K8sError                         compoworld.deploy.errors       talking to a cluster failed
@@ -34,6 +36,7 @@ Signals: raised and caught inside one component, never seen by its callers.
 ToolFailure                              compoworld.runtime.ops         an implemented tool's failure -> ToolResult.fail
 ArgumentError (ValueError)               compoworld.runtime.validate    arguments refused -> ToolResult.fail
 DraftRejected                            orchestrator.tasks.walkstate   a walk or draft that cannot be a task (a reason)
+UnusableRecord (ValueError)              trainer.sft_format             an SFT input line dropped -> a counted reason
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from compoworld.errors import CompoWorldError
 from trainer.orchestrator_client import StepResult
 
 __all__ = ["ENVIRONMENT_ERROR_CODES", "PromptTooLongError", "result_error_code", "step_environment_error"]
@@ -23,7 +24,7 @@ __all__ = ["ENVIRONMENT_ERROR_CODES", "PromptTooLongError", "result_error_code",
 ENVIRONMENT_ERROR_CODES = frozenset({"service_unavailable", "episode_gone"})
 
 
-class PromptTooLongError(ValueError):
+class PromptTooLongError(CompoWorldError, ValueError):
     """An episode's prompt does not fit the model's prompt budget: refused, never truncated.
 
     A configuration error (a direct-mode episode with hundreds of tool schemas), not a failure of

@@ -20,12 +20,13 @@ import httpx
 import pyarrow.parquet as pq
 import typer
 
+from compoworld.errors import CompoWorldError
 from trainer.export_verl import AGENT_NAME, VALIDATION_AGENT_NAME
 
 __all__ = ["PreflightError", "check_orchestrator", "check_splits"]
 
 
-class PreflightError(ValueError):
+class PreflightError(CompoWorldError, ValueError):
     """A launch that cannot work as configured."""
 
 
