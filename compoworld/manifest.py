@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from compoworld.errors import LibraryError
 
 __all__ = [
+    "ActionDef",
     "ColumnDef",
     "ColumnType",
     "EntityDef",
@@ -84,6 +85,45 @@ class EntityDef(BaseModel):
         return next((c for c in self.columns if c.name == name), None)
 
 
+class ActionDef(BaseModel):
+    """How an action tool changes typed state: the binding of the ``action`` backend.
+
+    Paths name a column, or a field inside a JSON column (``state.status``). A transition writes
+    ``sets`` on the row ``pk_arg`` names, refused with a reason when the row does not satisfy
+    ``requires`` or holds a value in ``refuses`` (already cancelled, in a terminal state).
+    """
+
+    kind: Literal["transition", "insert", "copy", "clear", "set"] = Field(
+        description="transition: move the row's status/flags; insert: add the row the read side "
+        "lists; copy: insert a copy of the row; clear: delete the row's children; set: write the "
+        "columns the arguments name."
+    )
+    verb: str = Field(description="The spec's verb (cancel, pause, send...).")
+    target: str = Field(description="Entity whose rows the action writes.")
+    sets: dict[str, Any] = Field(default_factory=dict, description="Path -> the value the action writes.")
+    stamps: list[str] = Field(default_factory=list, description="Paths set to the episode's 'now'.")
+    requires: dict[str, list[Any]] = Field(
+        default_factory=dict, description="Path -> the values the row must hold for the action to apply."
+    )
+    refuses: dict[str, list[Any]] = Field(
+        default_factory=dict, description="Path -> values in which the action is refused."
+    )
+    scope: dict[str, str] = Field(
+        default_factory=dict,
+        description="Parent argument -> the reference column the addressed row must hold it in.",
+    )
+    parent_column: str | None = Field(
+        default=None, description="clear: the target's column that references the addressed row."
+    )
+    where: dict[str, list[Any]] = Field(
+        default_factory=dict, description="clear: only target rows holding these values."
+    )
+    returns: Literal["row", "body"] = Field(
+        default="row",
+        description="row: the written row is the response; body: the spec's own response, filled from it.",
+    )
+
+
 class ToolDef(BaseModel):
     """One tool and how it is executed."""
 
@@ -91,8 +131,8 @@ class ToolDef(BaseModel):
     description: str = Field(default="", description="What the tool does.")
     kind: Literal["read", "write"] = Field(description="Whether the tool can change state.")
     operation: Operation = Field(description="What the tool does to its entity.")
-    backend: Literal["implemented", "simulated"] = Field(
-        description="Typed-state implementation or world model."
+    backend: Literal["implemented", "action", "simulated"] = Field(
+        description="CRUD on typed state, a state transition on typed state, or the world model."
     )
     simulated_reason: str | None = Field(default=None, description="Why the tool is simulated, if it is.")
     entity: str | None = Field(default=None, description="Entity the tool operates on.")
@@ -122,6 +162,7 @@ class ToolDef(BaseModel):
         default_factory=dict,
         description="Dotted response field path -> semantic type ('[]' marks list items).",
     )
+    action: ActionDef | None = Field(default=None, description="The state change of an action-backend tool.")
 
     @property
     def is_write(self) -> bool:

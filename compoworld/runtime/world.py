@@ -1,30 +1,48 @@
-"""The world model: responses for tools that are not implemented against typed state.
+"""The world model: responses for tools that are not served from typed state, that keep their word.
 
-Offline (the default) a deterministic generator produces a schema-valid response
-seeded by sha256(service, tool, arguments). With an LLM endpoint configured the model
-proposes the response, which must validate against the tool's output schema (invalid:
-retry, then the offline generator). Either way, within an episode a repeated read
-returns the same answer, and every simulated write is recorded in the typed
-``action_log`` table, whose rows later simulated reads see (an id a write produced
-reads back with the write's fields).
+Offline (the default) a deterministic generator produces a schema-valid response seeded by
+sha256(service, tool, arguments). With an LLM endpoint configured the model proposes the
+response, which must validate against the tool's output schema (invalid: retry, then the
+offline generator). Whichever proposed it, the answer is then made consistent:
+
+- inputs the response has a place for are echoed (``?from=EUR&to=HUF`` answers EUR -> HUF);
+- an id argument naming a typed entity must name an existing row (else ``not_found``), and a
+  response that describes that row reflects it;
+- within an episode a simulated collection keeps what its calls showed and did
+  (``compoworld.runtime.worldstate``): a created id reads back and is listed, an update is seen by
+  later reads, a deleted id is gone, and an id nobody showed or created is not found.
+
+Repeated reads return the same answer (the generated base is cached per episode, the state
+overlaid on every call), and every simulated write is recorded in the typed ``action_log``.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from compoworld import words as W
 from compoworld.errors import LLMError
 from compoworld.llm import LLMClient
-from compoworld.manifest import ToolDef
-from compoworld.runtime.state import Episode
-from compoworld.values import fit_string
+from compoworld.manifest import EntityDef, ToolDef
+from compoworld.runtime.echo import describes_row, echo, norm, row_source
+from compoworld.runtime.generate import generate_value
+from compoworld.runtime.ops import ToolFailure
+from compoworld.runtime.state import Episode, StateStore
+from compoworld.runtime.worldstate import (
+    Address,
+    address_of,
+    cached_calls,
+    id_of,
+    known_objects,
+    main_object,
+)
 
 __all__ = ["WorldModel", "generate_value"]
 
@@ -36,159 +54,69 @@ def _seed_of(*parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def _string_for(name: str, schema: dict[str, Any], rng: random.Random, today: str) -> str:
-    fmt = (schema.get("format") or "").lower()
-    low = name.lower()
-    if fmt == "date-time" or low.endswith(("_at", "time", "timestamp")):
-        return f"{today}T{rng.randint(8, 18):02d}:{rng.choice((0, 15, 30, 45)):02d}:00Z"
-    if fmt == "date" or low.endswith("date"):
-        return today
-    if fmt == "email" or "email" in low:
-        return f"{rng.choice(W.FIRST_NAMES).lower()}.{rng.choice(W.LAST_NAMES).lower()}@example.com"
-    if fmt in ("uri", "url") or low.endswith(("url", "link", "href")):
-        return f"https://example.com/{rng.choice(W.NOUNS)}/{rng.randint(1, 9999)}"
-    if fmt == "uuid" or low == "uuid":
-        return str(random.Random(rng.getrandbits(64)).getrandbits(128).to_bytes(16, "big").hex())
-    if low == "id" or low.endswith(("_id", "id")):
-        return f"{(low.removesuffix('_id').removesuffix('id') or 'obj')[:3]}_{rng.randint(100000, 999999)}"
-    if "phone" in low or "mobile" in low:
-        return f"+1555{rng.randint(1000000, 9999999)}"
-    if "currency" in low:
-        return rng.choice(("USD", "EUR", "GBP"))
-    if "status" in low or "state" in low:
-        return rng.choice(("active", "pending", "completed"))
-    if "name" in low:
-        return f"{rng.choice(W.FIRST_NAMES)} {rng.choice(W.LAST_NAMES)}"
-    return f"{rng.choice(W.NOUNS)} {rng.choice(W.NOUNS)}"
+def _scalars(args: dict[str, Any]) -> dict[str, Any]:
+    return {norm(k): v for k, v in args.items() if v is not None and not isinstance(v, (dict, list))}
 
 
-def _one_of(schema: dict[str, Any], rng: random.Random, name: str, today: str, depth: int) -> Any:
-    """A value for the first oneOf/anyOf branch whose value the whole schema accepts."""
-    options = [o for o in schema.get("oneOf") or schema.get("anyOf") or [] if isinstance(o, dict)]
-    options = [o for o in options if o.get("type") != "null"] or options
-    check = _validator(schema)
-    value: Any = None
-    for option in options:
-        value = generate_value(option, random.Random(rng.getrandbits(64)), name, today, depth)
-        if check is None or check.is_valid(value):
-            return value
-    return value
-
-
-def _validator(schema: dict[str, Any]) -> Draft202012Validator | None:
-    try:
-        return Draft202012Validator(schema)
-    except Exception:  # an unusual upstream schema: generate without the check
+def _first_list(value: Any, schema: Any, depth: int = 0) -> tuple[list[Any], Any] | None:
+    """The array a list response carries (a bare array, or the first inside its envelope) and the
+    schema of its items."""
+    if depth > 3:
         return None
-
-
-def generate_value(
-    schema: dict[str, Any], rng: random.Random, name: str = "", today: str = "2026-01-15", depth: int = 0
-) -> Any:
-    """A deterministic, schema-valid value for ``schema`` (enums, types, formats, lengths, required fields)."""
-    if not isinstance(schema, dict):
-        return None
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return rng.choice(schema["enum"])
-    if schema.get("oneOf") or schema.get("anyOf"):
-        return _one_of(schema, rng, name, today, depth)
-    if isinstance(schema.get("allOf"), list):
-        merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
-        for part in schema["allOf"]:
-            if isinstance(part, dict):
-                merged["properties"].update(part.get("properties") or {})
-                merged["required"] += part.get("required") or []
-        return generate_value(merged, rng, name, today, depth)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind is None:
-        kind = "object" if "properties" in schema else "string"
-    if kind == "object":
-        props = schema.get("properties") or {}
-        required = set(schema.get("required") or [])
-        out: dict[str, Any] = {}
-        for key in sorted(props.keys() | required):
-            if key in required or depth < 2:
-                sub = props.get(key) or {"type": "string"}
-                out[key] = generate_value(sub, rng, key, today, depth + 1) if depth <= 6 else None
-        return out
-    if kind == "array":
-        if depth > 6:
-            return []
-        count = max(int(schema.get("minItems") or 0), 1 if schema.get("uniqueItems") else 2)
-        if isinstance(schema.get("maxItems"), int):
-            count = min(count, schema["maxItems"])
-        return [generate_value(schema.get("items") or {}, rng, name, today, depth + 1) for _ in range(count)]
-    if kind == "integer":
-        lo = int(schema.get("minimum", 1))
-        if "exclusiveMinimum" in schema and isinstance(schema["exclusiveMinimum"], (int, float)):
-            lo = int(schema["exclusiveMinimum"]) + 1
-        hi = int(schema.get("maximum", max(lo, 1) + 999))
-        return rng.randint(lo, max(lo, hi))
-    if kind == "number":
-        low = float(schema.get("minimum", 1.0))
-        high = float(schema.get("maximum", low + 999.0))
-        return round(rng.uniform(low, max(low, high)), 2)
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind == "null":
-        return None
-    return fit_string(_string_for(name, schema, rng, today), schema, rng)
-
-
-def _overlay(target: Any, source: dict[str, Any], schema: dict[str, Any] | None) -> Any:
-    """Copy same-named scalar fields from ``source`` into ``target`` (and its 'data' wrapper).
-
-    A value is copied only where the response field's own schema accepts it: an argument that
-    names a status the response does not allow must not make the response invalid.
-    """
-    if not isinstance(target, dict):
-        return target
-    props = (schema or {}).get("properties") or {}
-    for key, value in source.items():
-        if key in target and not isinstance(value, (dict, list)):
-            field = props.get(key)
-            check = _validator(field) if isinstance(field, dict) else None
-            if check is None or check.is_valid(value):
-                target[key] = value
-    inner = target.get("data")
-    if isinstance(inner, dict):
-        inner_schema = props.get("data")
-        _overlay(inner, source, inner_schema if isinstance(inner_schema, dict) else None)
-    return target
-
-
-def _ids_in(value: Any) -> set[str]:
-    """Id-like scalar values in a response, for linking later reads to earlier writes."""
-    found: set[str] = set()
+    schema = schema if isinstance(schema, dict) else {}
+    if isinstance(value, list):
+        return value, schema.get("items")
     if isinstance(value, dict):
+        props = schema.get("properties") or {}
         for key, item in value.items():
-            if isinstance(item, (dict, list)):
-                found |= _ids_in(item)
-            elif (key.lower() == "id" or key.lower().endswith("id")) and item is not None:
-                found.add(str(item))
-    elif isinstance(value, list):
-        for item in value[:50]:
-            found |= _ids_in(item)
-    return found
+            found = _first_list(item, props.get(key), depth + 1) if isinstance(item, (dict, list)) else None
+            if found is not None:
+                return found
+    return None
+
+
+def _set_key(target: dict[str, Any], key_arg: str, key: Any) -> None:
+    """Make the object's own id field say the id it was asked for."""
+    by_norm = {norm(k): k for k in target}
+    field = by_norm.get(norm(key_arg)) or by_norm.get("id")
+    if field is None or isinstance(target[field], (dict, list)):
+        return
+    current = target[field]
+    if isinstance(current, int) and not isinstance(current, bool) and str(key).lstrip("-").isdigit():
+        target[field] = int(key)
+    elif isinstance(current, str):
+        target[field] = str(key)
 
 
 class WorldModel:
-    """Simulated backend of one service."""
+    """Simulated backend of one service, aware of its typed tables and its other simulated tools."""
 
-    def __init__(self, service: str, llm: LLMClient | None = None, retries: int = 2) -> None:
+    def __init__(
+        self,
+        service: str,
+        llm: LLMClient | None = None,
+        retries: int = 2,
+        *,
+        tools: list[ToolDef] | None = None,
+        store: StateStore | None = None,
+    ) -> None:
         self.service = service
         self.llm = llm
         self.retries = retries
+        self.store = store
+        self.tools = {t.name: t for t in tools or []}
+        self.addresses: dict[str, Address | None] = {t.name: address_of(t) for t in tools or []}
+        self.keys: dict[str, str] = {}
+        for address in self.addresses.values():
+            if address is not None and address.key_arg:
+                self.keys.setdefault(address.collection, address.key_arg)
 
-    def _offline(self, tool: ToolDef, args: dict[str, Any], episode: Episode, salt: int) -> Any:
+    # -- proposing a response ---------------------------------------------------------------
+
+    def _offline(self, tool: ToolDef, args: dict[str, Any], today: str, salt: int) -> Any:
         rng = random.Random(_seed_of(self.service, tool.name, args, salt))
         schema = tool.output_schema or {"type": "object", "properties": {"id": {"type": "string"}}}
-        value = generate_value(schema, rng, tool.name, episode.today)
-        return _overlay(value, args, schema)
+        return generate_value(schema, rng, tool.name, today)
 
     async def _from_llm(
         self, tool: ToolDef, args: dict[str, Any], episode: Episode, history: list[Any]
@@ -225,8 +153,8 @@ class WorldModel:
         rows = episode.conn.execute("SELECT tool, arguments, response FROM action_log ORDER BY seq")
         return [{"tool": t, "arguments": json.loads(a), "response": json.loads(r)} for t, a, r in rows]
 
-    async def respond(self, tool: ToolDef, args: dict[str, Any], episode: Episode) -> Any:
-        """The simulated ``data`` of a successful call; writes are appended to the action log."""
+    async def _base(self, tool: ToolDef, args: dict[str, Any], episode: Episode) -> Any:
+        """The proposed response before it is made consistent (cached per episode for reads)."""
         key = json.dumps([tool.name, args], sort_keys=True, separators=(",", ":"), default=str)
         if not tool.is_write and key in episode.sim_cache:
             return episode.sim_cache[key]
@@ -237,13 +165,141 @@ class WorldModel:
         if self.llm is not None:
             value = await self._from_llm(tool, args, episode, self._history(episode))
         if value is None:
-            value = self._offline(tool, args, episode, salt)
+            value = self._offline(tool, args, episode.today, salt)
+        if not tool.is_write and not episode.read_only:  # the shared seed view would grow without bound
+            episode.sim_cache[key] = value
+        return value
+
+    async def respond(self, tool: ToolDef, args: dict[str, Any], episode: Episode) -> Any:
+        """The simulated ``data`` of a successful call (``ToolFailure`` for an id that names nothing).
+
+        Writes are appended to the action log.
+        """
+        rows = self._typed_rows(tool, args, episode)
+        value = copy.deepcopy(await self._base(tool, args, episode))
+        value = echo(value, _scalars(args), tool.output_schema, keep=frozenset(), ids=True)
+        for entity, row in rows:
+            value = self._reflect(tool, value, entity, row)
+        address = self.addresses.get(tool.name) or address_of(tool)
+        if address is not None:
+            value = self._keep_word(tool, address, args, value, episode, bool(rows))
         if tool.is_write:
             self._record(tool, args, value, episode)
-        else:
-            value = self._recall(tool, args, value, episode)
-            if not episode.read_only:  # the shared seed view would grow without bound
-                episode.sim_cache[key] = value
+        return value
+
+    # -- consistency with typed state ------------------------------------------------------
+
+    def _typed_rows(
+        self, tool: ToolDef, args: dict[str, Any], episode: Episode
+    ) -> list[tuple[EntityDef, Any]]:
+        """Rows of typed entities the id arguments name; ``not_found`` for one that does not exist."""
+        if self.store is None:
+            return []
+        found = []
+        for arg, tag in sorted(tool.arg_semantics.items()):
+            table = self.store.by_entity.get(tag[3:]) if tag.startswith("id:") else None
+            value = args.get(arg)
+            if table is None or value is None or isinstance(value, (dict, list, bool)):
+                continue
+            in_path = tool.arg_locations.get(arg) == "path"
+            if not in_path and not (tool.is_write and tool.operation != "create"):
+                continue  # a list filter on an unknown id finds nothing; it is not an error
+            if tool.operation == "create" and table.entity.name == tool.entity and not in_path:
+                continue
+            key: Any = value
+            if table.entity.pk_type == "integer" and isinstance(value, str) and value.lstrip("-").isdigit():
+                key = int(value)
+            row = episode.conn.execute(table.sql_get, (key,)).fetchone()
+            if row is None:
+                raise ToolFailure("not_found", f"{table.entity.name} '{value}' not found")
+            found.append((table.entity, table.decode(row)))
+        return found
+
+    def _reflect(self, tool: ToolDef, value: Any, entity: EntityDef, row: dict[str, Any]) -> Any:
+        """Fill the response from a row: all of it where it describes the row, else the row's key."""
+        target = main_object(value, None)
+        source = row_source(row, entity)
+        if target is not None and describes_row(tool.output_schema, entity):
+            echo(target, source, tool.output_schema)
+            return value
+        own = norm(entity.name + "id")
+        keys = {own: row[entity.pk]} if row.get(entity.pk) is not None else {}
+        return echo(value, keys, tool.output_schema, keep=frozenset(keys))
+
+    # -- consistency within a simulated collection -----------------------------------------
+
+    def _shown(self, episode: Episode) -> Iterator[tuple[Address, dict[str, Any], Any]]:
+        for name, args, value in cached_calls(episode.sim_cache):
+            address = self.addresses.get(name)
+            if address is not None:
+                yield address, args, value
+
+    def _written(self, episode: Episode) -> Iterator[tuple[Address, dict[str, Any], Any]]:
+        for entry in self._history(episode):
+            address = self.addresses.get(entry["tool"])
+            if address is not None and isinstance(entry["arguments"], dict):
+                yield address, entry["arguments"], entry["response"]
+
+    def _listing(self, collection: str, episode: Episode) -> Iterator[tuple[Address, dict[str, Any], Any]]:
+        """What the collection's argument-free lists show on any fork: its objects before anyone wrote."""
+        for name, address in sorted(self.addresses.items()):
+            tool = self.tools[name]
+            if address is None or address.collection != collection or address.role != "list":
+                continue
+            if tool.input_schema.get("required"):
+                continue
+            yield address, {}, self._offline(tool, {}, episode.today, 0)
+
+    def _objects(self, collection: str, episode: Episode) -> dict[str, dict[str, Any] | None]:
+        shown = [*self._listing(collection, episode), *self._shown(episode)]
+        return known_objects(collection, self.keys.get(collection), shown, self._written(episode))
+
+    def _keep_word(
+        self, tool: ToolDef, address: Address, args: dict[str, Any], value: Any, episode: Episode, typed: bool
+    ) -> Any:
+        if address.role == "list":
+            return self._list(tool, address, value, episode)
+        if address.key_arg is None or address.role == "create" or args.get(address.key_arg) is None:
+            return value
+        key = str(args[address.key_arg])
+        objects = self._objects(address.collection, episode)
+        if key not in objects and not typed:
+            raise ToolFailure("not_found", f"'{key}' not found: no {address.collection} object has that id")
+        current = objects.get(key, {})
+        if current is None:
+            raise ToolFailure("not_found", f"'{key}' not found: it was deleted")
+        target = main_object(value, address.key_arg)
+        if target is not None:
+            if current:
+                echo(target, _scalars(current), tool.output_schema)
+            if address.role in ("read", "update"):
+                _set_key(target, address.key_arg, args[address.key_arg])
+        return value
+
+    def _list(self, tool: ToolDef, address: Address, value: Any, episode: Episode) -> Any:
+        """A list shows the collection's objects as they stand: created ones added, deleted ones gone."""
+        objects = self._objects(address.collection, episode)
+        listed = _first_list(value, tool.output_schema)
+        if listed is None or not objects:
+            return value
+        items, item_schema = listed
+        key_arg = self.keys.get(address.collection)
+        template = next((i for i in items if isinstance(i, dict)), None)
+        present = {str(id_of(i, key_arg)): i for i in items if isinstance(i, dict)}
+        kept = [
+            i for i in items if not isinstance(i, dict) or objects.get(str(id_of(i, key_arg)), {}) is not None
+        ]
+        for key, obj in sorted(objects.items()):
+            if obj is None:
+                continue
+            if key in present:
+                echo(present[key], _scalars(obj), item_schema)
+            elif template is not None:
+                item = copy.deepcopy(template)
+                echo(item, _scalars(obj), item_schema)
+                if id_of(item, key_arg) is not None and str(id_of(item, key_arg)) == key:
+                    kept.append(item)
+        items[:] = kept
         return value
 
     def _record(self, tool: ToolDef, args: dict[str, Any], value: Any, episode: Episode) -> None:
@@ -259,17 +315,3 @@ class WorldModel:
                 episode.now,
             ),
         )
-
-    def _recall(self, tool: ToolDef, args: dict[str, Any], value: Any, episode: Episode) -> Any:
-        wanted = {str(v) for v in args.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
-        if not wanted:
-            return value
-        for entry in self._history(episode):
-            if wanted & _ids_in(entry["response"]):
-                merged = dict(entry["arguments"])
-                if isinstance(entry["response"], dict):
-                    merged.update(
-                        {k: v for k, v in entry["response"].items() if not isinstance(v, (dict, list))}
-                    )
-                value = _overlay(value, merged, tool.output_schema)
-        return value

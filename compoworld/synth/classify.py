@@ -13,6 +13,7 @@ from typing import Any
 
 from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ToolDef
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
+from compoworld.synth.actions import ActionBinding, bind_action
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key
 from compoworld.synth.outputs import (
@@ -253,12 +254,54 @@ def _implemented_output(operation: str, entity: EntityDef) -> tuple[dict[str, An
     return entity_schema(entity), row_semantics(entity)
 
 
+def _spec_output(tool: ToolSpec) -> tuple[dict[str, Any], dict[str, str]]:
+    hints = {f.name: f.semantic for f in tool.response_fields if f.semantic}
+    output_schema = dict(tool.output_schema) if tool.output_schema else {"type": "object"}
+    return output_schema, schema_semantics(tool.output_schema, hints)
+
+
+def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference: EntityInference) -> ToolDef:
+    """The ToolDef of an action served as a typed state change (backend ``action``)."""
+    entity = inference.entity(bound.entity)
+    written = inference.entity(bound.action.target)
+    assert entity is not None and written is not None
+    binding = {"pk_arg": bound.pk_arg, "arg_columns": bound.arg_columns}
+    if bound.action.returns == "row":
+        output_schema, output_semantics = _implemented_output("update", written)
+    else:
+        output_schema, output_semantics = _spec_output(tool)
+    return ToolDef(
+        name=tool.name,
+        description=tool.description[:_MAX_DESCRIPTION],
+        kind="write",
+        operation="action",
+        backend="action",
+        entity=entity.name,
+        method=(tool.method or "POST").upper(),
+        path=fastapi_path(tool),
+        input_schema=_input_schema(tool, binding, entity if bound.pk_arg else written),
+        output_schema=output_schema,
+        arg_locations={p.name: p.location if p.location != "arg" else "body" for p in tool.params},
+        arg_columns=bound.arg_columns,
+        pk_arg=bound.pk_arg,
+        body_arg=bound.body_arg,
+        arg_semantics=_arg_semantics(tool, binding, entity, target),
+        output_semantics=output_semantics,
+        action=bound.action,
+    )
+
+
 def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) -> ToolDef:
     """The ToolDef of one tool: operation, kind, backend, binding, schemas and semantics."""
     entity = inference.entity(target.entity)
     binding: dict[str, Any] = {}
     operation = target.operation
     reason = target.reason
+    if operation == "action":
+        bound = bind_action(tool, target, inference)
+        if isinstance(bound, ActionBinding):
+            return _action_tool(tool, target, bound, inference)
+        reason = reason or bound
     if entity is not None and operation != "action":
         binder = _Binder(tool, target, entity)
         binder.bind()
@@ -266,16 +309,12 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
         reason = binder.problem
     elif operation != "action":
         reason = reason or "no entity to bind to"
-    if operation == "action":
-        reason = reason or "actions have no typed-state binding"
     implemented = reason is None and entity is not None and operation != "action"
     if implemented:
         assert entity is not None
         output_schema, output_semantics = _implemented_output(operation, entity)
     else:
-        hints = {f.name: f.semantic for f in tool.response_fields if f.semantic}
-        output_schema = dict(tool.output_schema) if tool.output_schema else {"type": "object"}
-        output_semantics = schema_semantics(tool.output_schema, hints)
+        output_schema, output_semantics = _spec_output(tool)
     return ToolDef(
         name=tool.name,
         description=tool.description[:_MAX_DESCRIPTION],

@@ -53,6 +53,7 @@ def simulate(tool: ToolDef, reason: str) -> ToolDef:
             "search_arg": None,
             "limit_arg": None,
             "offset_arg": None,
+            "action": None,
         }
     )
 

@@ -1,0 +1,222 @@
+"""The action backend: state transitions on an episode's typed state (``ToolDef.action``).
+
+A transition moves the addressed row's status or flags (refused with a reason when the row is
+already there, in a terminal state, or not in the state a reversal needs); an insert adds the row
+the read side lists (a sent message, in its sent state); a copy inserts a copy of the addressed
+row; a clear deletes the addressed row's children; a set writes the columns its arguments name.
+Every change goes through the same SQL, stamps and reference checks as the CRUD operations, so a
+later read, a state hash and a rubric criterion all see it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+from collections.abc import Callable
+from typing import Any
+
+from compoworld.manifest import ActionDef, ToolDef
+from compoworld.runtime.echo import reflect_row
+from compoworld.runtime.generate import generate_value
+from compoworld.runtime.ops import (
+    ToolFailure,
+    _check_refs,
+    _fields_from_args,
+    _key,
+    _new_key,
+    _row,
+    _stamp,
+)
+from compoworld.runtime.state import Episode, StateStore
+from compoworld.runtime.tables import EntityTable, quote
+
+__all__ = ["op_action"]
+
+
+def _get(row: dict[str, Any], path: str) -> Any:
+    column, _, key = path.partition(".")
+    value = row.get(column)
+    if key:
+        return value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _put(values: dict[str, Any], row: dict[str, Any], path: str, value: Any) -> None:
+    """Write ``value`` at ``path`` into ``values`` (a JSON column is copied from the row first)."""
+    column, _, key = path.partition(".")
+    if not key:
+        values[column] = value
+        return
+    current = values.get(column, row.get(column))
+    inner = copy.deepcopy(current) if isinstance(current, dict) else {}
+    inner[key] = value
+    values[column] = inner
+
+
+def _same(a: Any, b: Any) -> bool:
+    """State values compare blind to case and separators (``PAUSED`` is ``paused``)."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a.replace("_", "").replace("-", "").lower() == b.replace("_", "").replace("-", "").lower()
+    return bool(a == b) and type(a) is type(b)
+
+
+def _check_transition(action: ActionDef, table: EntityTable, row: dict[str, Any]) -> None:
+    name, key = table.entity.name, row[table.pk]
+    for path, allowed in action.requires.items():
+        current = _get(row, path)
+        if not any(_same(current, v) for v in allowed):
+            wanted = " or ".join(repr(v) for v in allowed)
+            raise ToolFailure(
+                "invalid_transition",
+                f"cannot {action.verb} {name} '{key}': its {path} is {current!r}, and {action.verb} "
+                f"applies only to {wanted}",
+            )
+    for path, refused in action.refuses.items():
+        current = _get(row, path)
+        if any(_same(current, v) for v in refused):
+            target = action.sets.get(path)
+            why = (
+                "already" if target is not None and _same(current, target) else "in a state that forbids it:"
+            )
+            raise ToolFailure(
+                "invalid_transition", f"cannot {action.verb} {name} '{key}': its {path} is {why} {current!r}"
+            )
+
+
+def _now_for(table: EntityTable, path: str, episode: Episode) -> str:
+    column = table.by_name.get(path.partition(".")[0])
+    return episode.today if column is not None and column.format == "date" else episode.now
+
+
+def _scoped(tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> dict[str, Any]:
+    """The addressed row, if it lies under the parent ids given (``/a/{aId}/bs/{bId}/cancel``)."""
+    key = _key(tool, table, args)
+    row = _row(table, episode, key)
+    assert tool.action is not None
+    for arg, column in tool.action.scope.items():
+        if arg in args and column in row and str(row[column]) != str(args[arg]):
+            raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found under {arg} '{args[arg]}'")
+    return row
+
+
+def _write(
+    store: StateStore, table: EntityTable, episode: Episode, key: Any, values: dict[str, Any]
+) -> dict[str, Any]:
+    values.pop(table.pk, None)
+    _stamp(table, values, episode, creating=False)
+    _check_refs(store, table, episode, values)
+    if values:
+        cols = sorted(values)
+        params = [table.encode_value(c, values[c]) for c in cols]
+        episode.conn.execute(table.update_sql(cols), [*params, key])
+    return _row(table, episode, key)
+
+
+def _defaults(table: EntityTable, values: dict[str, Any], seq: int) -> None:
+    """A required column the call left unset gets a deterministic value, as a server default would."""
+    rng = random.Random(int.from_bytes(hashlib.sha256(f"{table.name}:{seq}".encode()).digest()[:8], "big"))
+    for column in table.columns:
+        if not column.nullable and not column.primary_key and values.get(column.name) is None:
+            values[column.name] = generate_value(column.json_schema or {"type": "string"}, rng, column.name)
+
+
+def _insert_row(
+    store: StateStore, table: EntityTable, episode: Episode, values: dict[str, Any]
+) -> dict[str, Any]:
+    seq = store.next_id(episode, table.name)
+    if values.get(table.pk) is None:
+        values[table.pk] = _new_key(table, seq)
+    elif episode.conn.execute(table.sql_exists, (values[table.pk],)).fetchone() is not None:
+        raise ToolFailure("conflict", f"{table.entity.name} '{values[table.pk]}' already exists")
+    _defaults(table, values, seq)
+    _stamp(table, values, episode, creating=True)
+    _check_refs(store, table, episode, values)
+    cols = [c for c in table.column_names if c in values]
+    episode.conn.execute(table.insert_sql(cols), [table.encode_value(c, values[c]) for c in cols])
+    return _row(table, episode, values[table.pk])
+
+
+def _transition(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> dict[str, Any]:
+    assert tool.action is not None
+    action = tool.action
+    row = _scoped(tool, table, episode, args)
+    _check_transition(action, table, row)
+    values = _fields_from_args(tool, table, args)
+    for path, value in action.sets.items():
+        _put(values, row, path, value)
+    for path in action.stamps:
+        _put(values, row, path, _now_for(table, path, episode))
+    return _write(store, table, episode, row[table.pk], values)
+
+
+def _insert(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> dict[str, Any]:
+    assert tool.action is not None
+    values = _fields_from_args(tool, table, args)
+    for path, value in tool.action.sets.items():
+        _put(values, {}, path, value)
+    for path in tool.action.stamps:
+        _put(values, {}, path, _now_for(table, path, episode))
+    return _insert_row(store, table, episode, values)
+
+
+def _copy(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> dict[str, Any]:
+    row = _scoped(tool, table, episode, args)
+    values = {c.name: row[c.name] for c in table.columns if not c.primary_key and not c.read_only}
+    values.update(_fields_from_args(tool, table, args))
+    return _insert_row(store, table, episode, values)
+
+
+def _set(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> dict[str, Any]:
+    row = _scoped(tool, table, episode, args)
+    values = _fields_from_args(tool, table, args)
+    for name in [n for n in values if table.by_name[n].read_only]:
+        del values[name]
+    if not values:
+        given = ", ".join(sorted(a for a in tool.arg_columns)) or "none"
+        raise ToolFailure("invalid_arguments", f"{tool.name} changes nothing: give at least one of {given}")
+    return _write(store, table, episode, row[table.pk], values)
+
+
+def _clear(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> dict[str, Any]:
+    assert tool.action is not None and tool.action.parent_column is not None
+    row = _scoped(tool, table, episode, args)
+    child = store.by_entity[tool.action.target]
+    clauses = [f"{quote(tool.action.parent_column)} = ?"]
+    params: list[Any] = [child.encode_value(tool.action.parent_column, row[table.pk])]
+    for column, values in sorted(tool.action.where.items()):
+        clauses.append(f"{quote(column)} IN ({', '.join('?' for _ in values)})")
+        params += [child.encode_value(column, v) for v in values]
+    episode.conn.execute(f"DELETE FROM {child.q_table} WHERE {' AND '.join(clauses)}", params)
+    return row
+
+
+_KINDS: dict[str, Callable[[StateStore, ToolDef, EntityTable, Episode, dict[str, Any]], dict[str, Any]]] = {
+    "transition": _transition,
+    "insert": _insert,
+    "copy": _copy,
+    "set": _set,
+    "clear": _clear,
+}
+
+
+def op_action(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> Any:
+    """Run an action tool: the state change, then its answer (the row, or the spec's body filled from it)."""
+    if tool.action is None:
+        raise ToolFailure("tool_error", f"{tool.name} has no action binding")
+    row = _KINDS[tool.action.kind](store, tool, table, episode, args)
+    if tool.action.returns == "row":
+        return row
+    return reflect_row(tool, row, table.entity, args)

@@ -1,0 +1,373 @@
+"""Bind non-CRUD operations to typed state changes: the ``action`` backend.
+
+An operation the REST structure does not make a create/read/update/delete
+(``POST /documents/{id}/cancel``, ``POST /message/send``, ``pauseCampaign``) is an action. Where
+its verb (``compoworld.synth.transitions``) and the entity's columns make the effect evident,
+it becomes an ``ActionDef``: cancel moves the addressed document's status or flag, send inserts
+the message the read side lists, clone inserts a copy, clear deletes the children, update_X writes
+the columns its arguments name. Anything else stays with the world model, with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from compoworld.manifest import ActionDef, ColumnDef, EntityDef
+from compoworld.specs.model import FieldSpec, ToolSpec
+from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.naming import match_key, singular, split_words
+from compoworld.synth.paths import parse_path
+from compoworld.synth.schemas import merged_properties, unwrap
+from compoworld.synth.tagging import json_type
+from compoworld.synth.transitions import (
+    TERMINAL,
+    Verb,
+    action_verb,
+    flag_column,
+    state_value,
+    status_columns,
+    vocabulary,
+)
+
+__all__ = ["ActionBinding", "bind_action", "response_is_row"]
+
+_READ_METHODS = {"GET", "HEAD", "OPTIONS"}
+_HTTP_WORDS = {"get", "post", "put", "patch", "delete", "head"}
+#: Words of operations over many rows at once: their payload is a list of requests, not one row.
+_BULK = {"bulk", "batch", "batches", "many", "multiple", "all"}
+_ID_WORDS = {"id", "ids", "key", "uuid", "sid", "guid"}
+
+
+@dataclass
+class ActionBinding:
+    """What classification needs to serve an action tool from typed state."""
+
+    entity: str
+    action: ActionDef
+    pk_arg: str | None = None
+    arg_columns: dict[str, str] = field(default_factory=dict)
+    body_arg: str | None = None
+
+
+def _verb_words(tool: ToolSpec) -> tuple[list[str], bool]:
+    """The words that carry an action's verb (path literal first, then the operation name), and
+    whether the path addresses one row (``/x/{id}/verb``)."""
+    words: list[str] = []
+    on_item = False
+    if tool.path:
+        shape = parse_path(tool.path)
+        literals = [s for s in tool.path.split("?")[0].strip("/").split("/") if s and "{" not in s]
+        if shape.action:
+            words += split_words(shape.action)
+            on_item = shape.action_on == "item"
+        elif literals:
+            words += split_words(literals[-1])
+        segments = [s for s in tool.path.strip("/").split("/") if s]
+        on_item = on_item or (len(segments) >= 2 and "{" in segments[-2] and "{" not in segments[-1])
+    name = split_words(tool.original_name or tool.name)
+    if tool.method and name[:1] and name[0] in _HTTP_WORDS:  # ``postMessagesFailed`` names the method
+        name = name[1:]
+    return words + name, on_item
+
+
+def _entity_from_path(tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
+    """The entity a path literal before the verb names (``/message/send`` -> message)."""
+    if not tool.path:
+        return None
+    literals = [s for s in tool.path.split("?")[0].strip("/").split("/") if s and "{" not in s]
+    for literal in reversed(literals[:-1] or literals):
+        found = inference.entity(singular(literal))
+        if found is not None:
+            return found
+    return None
+
+
+def _entity_from_response(tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
+    """The entity whose key the response carries (``{"MessageID": ...}`` -> message)."""
+    found = unwrap(tool.output_schema)
+    props = merged_properties(found.schema)[0] if found is not None else {}
+    for key in sorted(props):
+        words = split_words(key)
+        if len(words) >= 2 and words[-1] in _ID_WORDS:
+            entity = inference.entity(singular("_".join(words[:-1])))
+            if entity is not None:
+                return entity
+    return None
+
+
+def response_is_row(tool: ToolSpec, entity: EntityDef) -> bool:
+    """Whether the spec answers with the entity itself (or declares nothing): then the row is the answer."""
+    found = unwrap(tool.output_schema)
+    if found is None:
+        return True
+    props = merged_properties(found.schema)[0]
+    if not props or found.is_list:
+        return not props
+    keys = {match_key(c.source_name or c.name) for c in entity.columns}
+    hits = sum(1 for k in props if match_key(k) in keys)
+    return hits * 2 >= len(props) and hits >= min(2, len(props))
+
+
+def _column(entity: EntityDef, name: str) -> ColumnDef | None:
+    key = match_key(name)
+    return next((c for c in entity.columns if match_key(c.source_name or c.name) == key), None)
+
+
+def _nested_status(entity: EntityDef) -> list[tuple[str, ColumnDef, dict[str, Any]]]:
+    """Status fields inside JSON columns (``state: {status: ...}``): (path, column, field schema),
+    a column that is itself named for the lifecycle (``state``) first."""
+    out = []
+    lifecycle = {"state", "status", "lifecycle", "stage", "phase"}
+    ordered = sorted(entity.columns, key=lambda c: not (set(split_words(c.name)) & lifecycle))
+    for column in ordered:
+        if column.type != "json" or json_type(column.json_schema) != "object":
+            continue
+        props = merged_properties(column.json_schema)[0]
+        for key in sorted(props):
+            if split_words(key)[-1:] in (["status"], ["state"]) and json_type(props[key]) in ("string", None):
+                out.append((f"{column.name}.{key}", column, props[key]))
+    return out
+
+
+def _status_path(entity: EntityDef, states: tuple[str, ...]) -> tuple[str, Any, list[str]] | None:
+    """(path, value, vocabulary) of the status the verb moves the row to, if the entity has one."""
+    candidates = [(c.name, c, c.json_schema) for c in status_columns(entity.columns) if c.type == "string"]
+    candidates += _nested_status(entity)
+    for path, column, schema in candidates:  # a closed vocabulary that names the state wins
+        vocab = vocabulary(column, schema)
+        value = state_value(states, vocab, open_vocabulary=False)
+        if value is not None:
+            return path, value, vocab
+    for path, column, schema in candidates:  # else a free status string takes the verb's word
+        if not schema.get("enum") and not column.enum:
+            vocab = vocabulary(column, schema)
+            value = state_value(states, vocab, open_vocabulary=True)
+            if value is not None:
+                return path, value, vocab
+    return None
+
+
+def _stamps(entity: EntityDef, states: tuple[str, ...]) -> list[str]:
+    """Timestamp columns named for the state reached (``cancelled_at``, ``sentAt``, ``date_completed``)."""
+    wanted = {match_key(s) for s in states[:3]}
+    out = []
+    for c in entity.columns:
+        words = split_words(c.source_name or c.name)
+        timed = c.format in ("date", "date-time") or (words and words[-1] in {"at", "on", "date", "time"})
+        if c.type == "string" and timed and wanted & {match_key(w) for w in words}:
+            out.append(c.name)
+    return out
+
+
+def _transition(verb: Verb, name: str, entity: EntityDef) -> ActionDef | str:
+    sets: dict[str, Any] = {}
+    requires: dict[str, list[Any]] = {}
+    refuses: dict[str, list[Any]] = {}
+    status = _status_path(entity, verb.states) if verb.states else None
+    if status is not None:
+        path, value, vocab = status
+        sets[path] = value
+        wanted = {match_key(r) for r in verb.requires}
+        needed = [v for v in vocab if match_key(v) in wanted]
+        if needed:
+            requires[path] = needed
+        terminal = [v for v in vocab if match_key(v) in TERMINAL and v not in needed and v != value]
+        refuses[path] = [value, *terminal]
+    flagged = flag_column(entity.columns, verb.flag)
+    if flagged is not None:
+        sets.setdefault(flagged.name, True)
+    unflagged = flag_column(entity.columns, verb.unflag)
+    if unflagged is not None and unflagged.name not in sets:
+        sets[unflagged.name] = False
+        if verb.requires:
+            requires.setdefault(unflagged.name, [True])
+    if not sets:
+        return f"'{name}' moves no column of {entity.name} (no status value or flag for it)"
+    primary = next(iter(sets))
+    refuses.setdefault(primary, [sets[primary]])
+    for c in entity.columns:  # a row cancelled by flag leaves that state only by a reversal
+        if c.type == "boolean" and c.name not in sets and match_key(c.source_name or c.name) in TERMINAL:
+            refuses.setdefault(c.name, [True])
+    return ActionDef(
+        kind="transition",
+        verb=name,
+        target=entity.name,
+        sets=sets,
+        stamps=_stamps(entity, verb.states),
+        requires=requires,
+        refuses=refuses,
+    )
+
+
+def _arg_columns(tool: ToolSpec, entity: EntityDef, skip: set[str]) -> tuple[dict[str, str], str | None]:
+    """Arguments that write a column of ``entity`` (by name), and a nested object carrying its fields."""
+    out: dict[str, str] = {}
+    body_arg = None
+    for p in sorted(tool.params, key=lambda q: q.location not in ("body", "arg")):
+        if p.name in skip:
+            continue
+        column = _column(entity, p.original_name or p.name) or _column(entity, p.name)
+        if column is not None and not column.primary_key and column.name not in out.values():
+            out[p.name] = column.name
+        elif body_arg is None and _carries(p, entity):
+            body_arg = p.name
+    return out, body_arg
+
+
+def _carries(p: FieldSpec, entity: EntityDef) -> bool:
+    props = p.json_schema.get("properties")
+    if json_type(p.json_schema) != "object" or not isinstance(props, dict) or not props:
+        return False
+    hits = sum(1 for k in props if _column(entity, k) is not None)
+    return hits * 2 >= len(props) and hits > 0
+
+
+def _parent_columns(target: Target, entity: EntityDef) -> dict[str, str]:
+    out = {}
+    for arg, parent in target.parent_params.items():
+        column = next((c for c in entity.columns if c.ref == parent), None)
+        if column is not None:
+            out[arg] = column.name
+    return out
+
+
+def _insert(verb: Verb, name: str, tool: ToolSpec, entity: EntityDef, target: Target) -> ActionBinding | str:
+    parents = _parent_columns(target, entity)
+    columns, body_arg = _arg_columns(tool, entity, set(parents))
+    if not columns and body_arg is None:
+        return f"'{name}' sets no column of {entity.name}"
+    sets: dict[str, Any] = {}
+    status = _status_path(entity, verb.states) if verb.states else None
+    if status is not None and status[0] not in columns.values():
+        sets[status[0]] = status[1]
+    action = ActionDef(
+        kind="insert",
+        verb=name,
+        target=entity.name,
+        sets=sets,
+        stamps=_stamps(entity, verb.states),
+        returns="row" if response_is_row(tool, entity) else "body",
+    )
+    return ActionBinding(entity.name, action, None, {**parents, **columns}, body_arg)
+
+
+def _children(entity: EntityDef, inference: EntityInference) -> list[tuple[EntityDef, ColumnDef]]:
+    return [
+        (e, c) for e in inference.entities if e.name != entity.name for c in e.columns if c.ref == entity.name
+    ]
+
+
+def _clear(name: str, tool: ToolSpec, entity: EntityDef, inference: EntityInference) -> ActionDef | str:
+    """Delete the addressed row's children (only those in the states the description names)."""
+    children = _children(entity, inference)
+    text = set(split_words(tool.description)) | set(split_words(tool.original_name or tool.name))
+    named = [ch for ch in children if {ch[0].name, ch[0].table} & text or singular(ch[0].name) in text]
+    pick = named[0] if len(named) == 1 else children[0] if len(children) == 1 else None
+    if pick is None:
+        return f"'{name}' names no single child entity of {entity.name} to clear"
+    child, ref = pick
+    where: dict[str, list[Any]] = {}
+    for column in status_columns(child.columns):
+        states = [v for v in vocabulary(column) if match_key(v) in {match_key(w) for w in text}]
+        if states and column.type == "string":
+            where[column.name] = states
+            break
+    for column in child.columns:
+        if not where and column.type == "boolean" and match_key(column.source_name or column.name) in text:
+            where[column.name] = [True]
+    return ActionDef(kind="clear", verb=name, target=child.name, parent_column=ref.name, where=where)
+
+
+def _addressed(target: Target, tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
+    entity = inference.entity(target.entity)
+    if entity is None and target.pk_param is not None:
+        entity = _entity_from_path(tool, inference)
+    return entity
+
+
+_STOP = {"by", "for", "from", "with", "in", "on", "of", "to", "using", "via", "and", "or", "as"}
+
+
+def _named_entity(rest: list[str], inference: EntityInference) -> EntityDef | None:
+    """The entity the words after a verb name (``create_ads_by_reference`` -> ad)."""
+    noun: list[str] = []
+    for word in rest:
+        if word in _STOP:
+            break
+        noun.append(word)
+    for candidate in ("_".join(noun), *(noun[-1:] or []), *(noun[:1] or [])):
+        if candidate:
+            found = inference.entity(singular(candidate))
+            if found is not None:
+                return found
+    return None
+
+
+def _insert_target(
+    tool: ToolSpec, target: Target, rest: list[str], inference: EntityInference
+) -> EntityDef | None:
+    return (
+        _named_entity(rest, inference)
+        or inference.entity(target.entity)
+        or _entity_from_path(tool, inference)
+        or _entity_from_response(tool, inference)
+    )
+
+
+def _on_row(
+    name: str, verb: Verb, rest: list[str], tool: ToolSpec, target: Target, inference: EntityInference
+) -> ActionBinding | str:
+    """An action on the row ``target.pk_param`` names."""
+    entity = _addressed(target, tool, inference)
+    if entity is None or target.pk_param is None:
+        return f"'{name}' addresses no row of an entity"
+    parents = _parent_columns(target, entity)
+    if verb.kind == "insert":
+        child = _named_entity(rest, inference)
+        link = next((c for c in child.columns if c.ref == entity.name), None) if child else None
+        if child is not None and link is not None:  # /campaigns/{id}/create_ads: a child row
+            child_target = Target(child.name, "action", parent_params={target.pk_param: entity.name})
+            return _insert(verb, name, tool, child, child_target)
+        if "from" not in rest[:1]:
+            return f"'{name}' on a {entity.name} names no child entity to insert"
+        verb = Verb("copy")  # create-from-proforma: a new row from the addressed one
+    skip = {target.pk_param, *parents}
+    if verb.kind == "transition":
+        action: ActionDef | str = _transition(verb, name, entity)
+        columns, body_arg = _arg_columns(tool, entity, skip)
+        if isinstance(action, ActionDef):
+            columns = {a: c for a, c in columns.items() if c not in action.sets}
+    elif verb.kind == "clear":
+        action, columns, body_arg = _clear(name, tool, entity, inference), {}, None
+    else:
+        columns, body_arg = _arg_columns(tool, entity, skip)
+        if verb.kind == "set" and not columns and body_arg is None:
+            return f"'{name}' writes no column of {entity.name}"
+        action = ActionDef(kind=verb.kind, verb=name, target=entity.name)
+    if isinstance(action, str):
+        return action
+    action.scope = parents
+    action.returns = "row" if action.kind != "clear" and response_is_row(tool, entity) else "body"
+    return ActionBinding(entity.name, action, target.pk_param, columns, body_arg)
+
+
+def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | str:
+    """The typed state change of an action tool, or the reason it has none."""
+    if (tool.method or "POST").upper() in _READ_METHODS:
+        return "a read action computes its answer (world model)"
+    words, on_item = _verb_words(tool)
+    if set(words) & _BULK:
+        return "a bulk operation carries many requests (world model)"
+    found = action_verb(words, on_item=on_item and target.pk_param is not None)
+    if found is None:
+        return "the operation's verb names no state change"
+    name, verb, rest = found
+    if target.pk_param is not None:
+        return _on_row(name, verb, rest, tool, target, inference)
+    if verb.kind != "insert":
+        return f"'{name}' addresses no row of an entity"
+    entity = _insert_target(tool, target, rest, inference)
+    if entity is None:
+        return f"'{name}' inserts into no entity the read side lists"
+    return _insert(verb, name, tool, entity, target)
