@@ -34,6 +34,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "invalid_arguments": 422,
     "not_found": 404,
     "conflict": 409,
+    "invalid_transition": 409,
     "episode_required": 400,
     "unknown_tool": 404,
     "payload_too_large": 413,

@@ -33,7 +33,8 @@ CompoWorldError                          compoworld.errors
 
 Signals: raised and caught inside one component, never seen by its callers.
 
-ToolFailure                              compoworld.runtime.ops         an implemented tool's failure -> ToolResult.fail
+ToolFailure                              compoworld.runtime.ops         a typed-state or world-model failure -> ToolResult.fail
+CheckFailure                             compoworld.synth.verify_world  a conformance check failed -> ToolCheck.failure
 ArgumentError (ValueError)               compoworld.runtime.validate    arguments refused -> ToolResult.fail
 DraftRejected                            orchestrator.tasks.walkstate   a walk or draft that cannot be a task (a reason)
 UnusableRecord (ValueError)              trainer.sft_format             an SFT input line dropped -> a counted reason

@@ -64,4 +64,5 @@ def starter(
     report = build_starter(out or bundled_library())
     console = Console()
     console.print(_table(report))  # type: ignore[arg-type]
-    console.print(f"implemented share: {report.implemented_share:.1%}")  # type: ignore[attr-defined]
+    implemented, stateful = report.implemented_share, report.stateful_share  # type: ignore[attr-defined]
+    console.print(f"implemented share: {implemented:.1%}; stateful (implemented + action): {stateful:.1%}")

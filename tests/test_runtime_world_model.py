@@ -54,7 +54,7 @@ async def test_invalid_model_output_is_retried_then_replaced_by_the_offline_gene
 async def test_a_dead_endpoint_falls_back_offline_without_failing_the_call(tmp_path: Path) -> None:
     client = LLMClient(f"http://127.0.0.1:{free_port()}/v1", "scripted", timeout_s=2, retries=0)
     rt = crm(tmp_path, client)
-    out = await rt.call_tool("e1", "getEmail", {"message_id": "m1"})
+    out = await rt.call_tool("e1", "sendEmail", {"to": "ann@example.com", "subject": "Hi"})
     assert out.success and out.backend == "simulated"
     assert client.usage.failures == 1
 

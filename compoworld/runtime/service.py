@@ -22,7 +22,8 @@ from compoworld.contracts import Backend, ToolResult
 from compoworld.errors import LibraryError
 from compoworld.llm import LLMClient
 from compoworld.manifest import ServiceManifest, ToolDef, library_folders
-from compoworld.runtime.ops import OPERATIONS, ToolFailure
+from compoworld.runtime.actions import op_action
+from compoworld.runtime.ops import OPERATIONS, Op, ToolFailure
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable
 from compoworld.runtime.validate import ArgsValidator, ArgumentError
@@ -104,10 +105,12 @@ class _BoundTool:
         self.defn = defn
         self.table = table
         self._validator: ArgsValidator | None = None
-        self.op = (
-            OPERATIONS.get(defn.operation) if defn.backend == "implemented" and table is not None else None
-        )
-        self.backend: Backend = "implemented" if self.op is not None else "simulated"
+        self.op: Op | None = None
+        if table is not None and defn.backend == "implemented":
+            self.op = OPERATIONS.get(defn.operation)
+        elif table is not None and defn.backend == "action" and defn.action is not None:
+            self.op = op_action
+        self.backend: Backend = defn.backend if self.op is not None else "simulated"
         self.success_status = 201 if defn.operation == "create" else 200
 
     @property
@@ -149,7 +152,9 @@ class ServiceRuntime:
         self.tools: dict[str, _BoundTool] = {
             t.name: _BoundTool(t, by_entity.get(t.entity or "")) for t in manifest.tools
         }
-        self.world = WorldModel(self.name, llm, retries=self.settings.llm_retries)
+        self.world = WorldModel(
+            self.name, llm, retries=self.settings.llm_retries, tools=manifest.tools, store=self.store
+        )
 
     @classmethod
     def from_folder(
@@ -247,16 +252,16 @@ class ServiceRuntime:
         try:
             data = bound.op(self.store, bound.defn, bound.table, episode, args)
         except ToolFailure as exc:
-            result = ToolResult.fail(exc.code, exc.message, "implemented")
+            result = ToolResult.fail(exc.code, exc.message, bound.backend)
         except (ValueError, TypeError, OverflowError) as exc:
-            result = ToolResult.fail("invalid_arguments", f"{name}: {exc}", "implemented")
+            result = ToolResult.fail("invalid_arguments", f"{name}: {exc}", bound.backend)
         except Exception as exc:  # sqlite errors from odd values: a client error, never a 500
             log.exception("tool %s.%s failed", self.name, name)
             result = ToolResult.fail(
-                "tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}", "implemented"
+                "tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}", bound.backend
             )
         else:
-            result = ToolResult.ok(data, "implemented", bound.success_status)
+            result = ToolResult.ok(data, bound.backend, bound.success_status)
         if bound.defn.is_write:
             self.log_write(episode, name, args, result)
         return result
@@ -294,6 +299,8 @@ class SimulatedCall:
         try:
             data = await runtime.world.respond(defn, self.args, self.episode)
             result = ToolResult.ok(data, "simulated", self.bound.success_status)
+        except ToolFailure as exc:  # an id that names nothing: not found, as a real API answers
+            result = ToolResult.fail(exc.code, exc.message, "simulated")
         except Exception as exc:
             log.exception("simulated tool %s.%s failed", runtime.name, defn.name)
             result = ToolResult.fail("tool_error", f"{defn.name} could not be simulated: {exc}", "simulated")

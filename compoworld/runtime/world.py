@@ -153,9 +153,8 @@ class WorldModel:
         rows = episode.conn.execute("SELECT tool, arguments, response FROM action_log ORDER BY seq")
         return [{"tool": t, "arguments": json.loads(a), "response": json.loads(r)} for t, a, r in rows]
 
-    async def _base(self, tool: ToolDef, args: dict[str, Any], episode: Episode) -> Any:
-        """The proposed response before it is made consistent (cached per episode for reads)."""
-        key = json.dumps([tool.name, args], sort_keys=True, separators=(",", ":"), default=str)
+    async def _base(self, tool: ToolDef, args: dict[str, Any], episode: Episode, key: str) -> Any:
+        """The proposed response before it is made consistent (a read's is cached per episode)."""
         if not tool.is_write and key in episode.sim_cache:
             return episode.sim_cache[key]
         salt = 0
@@ -166,8 +165,6 @@ class WorldModel:
             value = await self._from_llm(tool, args, episode, self._history(episode))
         if value is None:
             value = self._offline(tool, args, episode.today, salt)
-        if not tool.is_write and not episode.read_only:  # the shared seed view would grow without bound
-            episode.sim_cache[key] = value
         return value
 
     async def respond(self, tool: ToolDef, args: dict[str, Any], episode: Episode) -> Any:
@@ -176,7 +173,9 @@ class WorldModel:
         Writes are appended to the action log.
         """
         rows = self._typed_rows(tool, args, episode)
-        value = copy.deepcopy(await self._base(tool, args, episode))
+        key = json.dumps([tool.name, args], sort_keys=True, separators=(",", ":"), default=str)
+        base = await self._base(tool, args, episode, key)
+        value = copy.deepcopy(base)
         value = echo(value, _scalars(args), tool.output_schema, keep=frozenset(), ids=True)
         for entity, row in rows:
             value = self._reflect(tool, value, entity, row)
@@ -185,6 +184,8 @@ class WorldModel:
             value = self._keep_word(tool, address, args, value, episode, bool(rows))
         if tool.is_write:
             self._record(tool, args, value, episode)
+        elif not episode.read_only:  # what a read showed stays shown (the seed view keeps nothing)
+            episode.sim_cache[key] = base
         return value
 
     # -- consistency with typed state ------------------------------------------------------

@@ -18,6 +18,7 @@ from compoworld.specs.model import FieldSpec, ToolSpec
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key, singular, split_words
 from compoworld.synth.paths import parse_path
+from compoworld.synth.resources import path_param
 from compoworld.synth.schemas import merged_properties, unwrap
 from compoworld.synth.tagging import json_type
 from compoworld.synth.transitions import (
@@ -50,9 +51,9 @@ class ActionBinding:
     body_arg: str | None = None
 
 
-def _verb_words(tool: ToolSpec) -> tuple[list[str], bool]:
-    """The words that carry an action's verb (path literal first, then the operation name), and
-    whether the path addresses one row (``/x/{id}/verb``)."""
+def _verb_words(tool: ToolSpec) -> tuple[list[str], list[str], bool]:
+    """The words that carry an action's verb (its path literal, its operation name), and whether
+    the path addresses one row (``/x/{id}/verb``)."""
     words: list[str] = []
     on_item = False
     if tool.path:
@@ -68,7 +69,7 @@ def _verb_words(tool: ToolSpec) -> tuple[list[str], bool]:
     name = split_words(tool.original_name or tool.name)
     if tool.method and name[:1] and name[0] in _HTTP_WORDS:  # ``postMessagesFailed`` names the method
         name = name[1:]
-    return words + name, on_item
+    return words, name, on_item
 
 
 def _entity_from_path(tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
@@ -115,13 +116,14 @@ def _column(entity: EntityDef, name: str) -> ColumnDef | None:
 
 
 def _nested_status(entity: EntityDef) -> list[tuple[str, ColumnDef, dict[str, Any]]]:
-    """Status fields inside JSON columns (``state: {status: ...}``): (path, column, field schema),
-    a column that is itself named for the lifecycle (``state``) first."""
+    """Status fields inside a JSON column named for the lifecycle (``state: {status: ...}``):
+    (path, column, field schema). A ``lastMessage.status`` is another row's status, not this one's."""
     out = []
     lifecycle = {"state", "status", "lifecycle", "stage", "phase"}
-    ordered = sorted(entity.columns, key=lambda c: not (set(split_words(c.name)) & lifecycle))
-    for column in ordered:
+    for column in entity.columns:
         if column.type != "json" or json_type(column.json_schema) != "object":
+            continue
+        if not set(split_words(column.source_name or column.name)) & lifecycle:
             continue
         props = merged_properties(column.json_schema)[0]
         for key in sorted(props):
@@ -262,7 +264,8 @@ def _clear(name: str, tool: ToolSpec, entity: EntityDef, inference: EntityInfere
     """Delete the addressed row's children (only those in the states the description names)."""
     children = _children(entity, inference)
     text = set(split_words(tool.description)) | set(split_words(tool.original_name or tool.name))
-    named = [ch for ch in children if {ch[0].name, ch[0].table} & text or singular(ch[0].name) in text]
+    text |= {singular(w) for w in text}
+    named = [ch for ch in children if {ch[0].name, ch[0].table} & text]
     pick = named[0] if len(named) == 1 else children[0] if len(children) == 1 else None
     if pick is None:
         return f"'{name}' names no single child entity of {entity.name} to clear"
@@ -277,6 +280,28 @@ def _clear(name: str, tool: ToolSpec, entity: EntityDef, inference: EntityInfere
         if not where and column.type == "boolean" and match_key(column.source_name or column.name) in text:
             where[column.name] = [True]
     return ActionDef(kind="clear", verb=name, target=child.name, parent_column=ref.name, where=where)
+
+
+def _path_row(tool: ToolSpec, target: Target, inference: EntityInference) -> Target:
+    """``/lists/{tasklist}/clear``: the path parameter before the verb names a row of an entity
+    (by its ``id:<entity>`` tag or its name) even where the literal before it does not."""
+    segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
+    raw = segments[-2][1:-1] if len(segments) >= 2 and segments[-2].startswith("{") else None
+    param = path_param(tool, raw) if raw else None
+    if param is None:
+        return target
+    wanted = param.semantic[3:] if param.semantic and param.semantic.startswith("id:") else None
+    key = match_key(param.original_name or param.name)
+    for entity in inference.entities:
+        pk = entity.column(entity.pk)
+        names = {match_key(entity.name), match_key(entity.name + "_id")}
+        if pk is not None:
+            names.add(match_key(pk.source_name or pk.name))
+        if entity.name == wanted or (key in names and key != "id"):
+            return Target(
+                entity.name, "action", pk_param=param.name, parent_params=dict(target.parent_params)
+            )
+    return target
 
 
 def _addressed(target: Target, tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
@@ -356,10 +381,13 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
     """The typed state change of an action tool, or the reason it has none."""
     if (tool.method or "POST").upper() in _READ_METHODS:
         return "a read action computes its answer (world model)"
-    words, on_item = _verb_words(tool)
-    if set(words) & _BULK:
+    path_words, name_words, on_item = _verb_words(tool)
+    if set(path_words + name_words) & _BULK:
         return "a bulk operation carries many requests (world model)"
-    found = action_verb(words, on_item=on_item and target.pk_param is not None)
+    if target.pk_param is None and on_item:
+        target = _path_row(tool, target, inference)
+    on_row = on_item and target.pk_param is not None
+    found = action_verb(path_words, on_item=on_row) or action_verb(name_words, on_item=on_row)
     if found is None:
         return "the operation's verb names no state change"
     name, verb, rest = found

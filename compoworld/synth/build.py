@@ -113,7 +113,7 @@ def _render(folder: Path, synthesis: Synthesis) -> None:
 
 
 def _implemented(synthesis: Synthesis) -> list[str]:
-    return [t.name for t in synthesis.manifest.tools if t.backend == "implemented"]
+    return [t.name for t in synthesis.manifest.tools if t.backend in ("implemented", "action")]
 
 
 def _failed_reason(base: Synthesis, tool: str, failure: str) -> str:
@@ -227,6 +227,9 @@ def build_work_folder(
     result.tools = len(manifest.tools)
     result.implemented = sum(1 for t in manifest.tools if t.backend == "implemented")
     result.implemented_share = round(result.implemented / result.tools, 4) if result.tools else 0.0
+    result.actions = sum(1 for t in manifest.tools if t.backend == "action")
+    stateful = result.implemented + result.actions
+    result.stateful_share = round(stateful / result.tools, 4) if result.tools else 0.0
     result.entities = len(manifest.entities)
     result.rows = sum(len(rows) for rows in synthesis.seed.values())
     result.tool_signature = tool_signature(manifest)

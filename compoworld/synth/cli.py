@@ -51,14 +51,17 @@ def _table(report: BuildReport) -> Table:
         "kind",
         "tools",
         "implemented",
-        "share",
+        "actions",
+        "stateful",
         "entities",
         "rows",
         "verified",
         "notes",
     ):
         table.add_column(
-            column, justify="right" if column in ("tools", "implemented", "share", "rows") else "left"
+            column,
+            justify="right" if column in ("tools", "implemented", "actions", "stateful", "rows") else "left",
+            no_wrap=column == "service",
         )
     for r in report.services:
         notes = "; ".join(
@@ -75,7 +78,8 @@ def _table(report: BuildReport) -> Table:
             r.source_kind,
             str(r.tools),
             str(r.implemented),
-            f"{r.implemented_share:.0%}",
+            str(r.actions),
+            f"{r.stateful_share:.0%}",
             str(r.entities),
             str(r.rows),
             verified,
@@ -133,8 +137,9 @@ def _summary(console: Console, report: BuildReport, stats: RunStats, out: Path) 
     if len(report.failures) > _TABLE_LIMIT:
         console.print(f"... {len(report.failures) - _TABLE_LIMIT} more failures in {out / REPORT_FILE}")
     console.print(
-        f"{len(report.services)} services, {report.tools} tools, {report.implemented} implemented "
-        f"({report.implemented_share:.1%}), {report.verified_services} verified clean; report: {out / REPORT_FILE}"
+        f"{len(report.services)} services, {report.tools} tools, {report.implemented} implemented, "
+        f"{report.actions} actions ({report.stateful_share:.1%} stateful), "
+        f"{report.verified_services} verified clean; report: {out / REPORT_FILE}"
     )
     console.print(
         f"this run: {stats.built} built, {stats.up_to_date} up to date, {stats.failed} failed, "

@@ -27,10 +27,12 @@ class ServiceBuildResult(BaseModel):
     description: str = Field(default="", description="What the service is for (first 300 characters).")
     part: str | None = Field(default=None, description="The part of a split document it was built from.")
     tools: int = Field(default=0, description="Number of tools.")
-    implemented: int = Field(default=0, description="Tools served by typed state.")
+    implemented: int = Field(default=0, description="Tools served by CRUD on typed state.")
     implemented_share: float = Field(
         default=0.0, description="implemented / tools (0 when there are no tools)."
     )
+    actions: int = Field(default=0, description="Tools served as state transitions on typed state.")
+    stateful_share: float = Field(default=0.0, description="(implemented + actions) / tools.")
     entities: int = Field(default=0, description="Typed entities.")
     rows: int = Field(default=0, description="Seed rows over all entities.")
     verified: bool | None = Field(
@@ -76,6 +78,8 @@ class BuildReport(BaseModel):
     tools: int = Field(default=0, description="Tools over all built services.")
     implemented: int = Field(default=0, description="Implemented tools over all built services.")
     implemented_share: float = Field(default=0.0, description="Library-wide implemented / tools.")
+    actions: int = Field(default=0, description="Action tools over all built services.")
+    stateful_share: float = Field(default=0.0, description="Library-wide (implemented + actions) / tools.")
     verified_services: int = Field(default=0, description="Services whose verification passed.")
 
     def finish(self) -> BuildReport:
@@ -86,6 +90,9 @@ class BuildReport(BaseModel):
         self.tools = sum(r.tools for r in self.services)
         self.implemented = sum(r.implemented for r in self.services)
         self.implemented_share = round(self.implemented / self.tools, 4) if self.tools else 0.0
+        self.actions = sum(r.actions for r in self.services)
+        stateful = self.implemented + self.actions
+        self.stateful_share = round(stateful / self.tools, 4) if self.tools else 0.0
         self.verified_services = sum(1 for r in self.services if r.verified)
         return self
 

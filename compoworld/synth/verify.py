@@ -24,6 +24,7 @@ from compoworld.patterns import first_error, schema_validator
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.runtime.world import generate_value
 from compoworld.settings import Settings
+from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
 
 __all__ = ["ToolCheck", "VerifyReport", "probe_server_errors", "verify_runtime", "verify_service"]
 
@@ -35,7 +36,7 @@ class ToolCheck(BaseModel):
 
     tool: str = Field(description="Tool name.")
     operation: str = Field(description="Operation the tool is bound to.")
-    backend: str = Field(description="implemented | simulated, as served.")
+    backend: str = Field(description="implemented | action | simulated, as served.")
     passed: bool = Field(description="Whether every check of the tool passed.")
     checks: list[str] = Field(default_factory=list, description="Checks that ran and passed.")
     failure: str | None = Field(default=None, description="The first failed check and why.")
@@ -49,7 +50,8 @@ class VerifyReport(BaseModel):
     tools: list[ToolCheck] = Field(description="Per-tool verdicts, in manifest order.")
     seed_hash: str = Field(description="State hash of the seed.")
     deterministic: bool = Field(description="Two builds from the same files gave the same hash.")
-    implemented: int = Field(description="Tools served by typed state.")
+    implemented: int = Field(description="Tools served by CRUD on typed state.")
+    actions: int = Field(default=0, description="Tools served as state transitions on typed state.")
     simulated: int = Field(description="Tools served by the world model.")
 
     @property
@@ -57,8 +59,7 @@ class VerifyReport(BaseModel):
         return {t.tool: t.failure or "" for t in self.tools if not t.passed}
 
 
-class _Failure(Exception):
-    pass
+_Failure = CheckFailure
 
 
 def _rng(*parts: str) -> random.Random:
@@ -178,9 +179,9 @@ class _Checker:
         try:
             checks.append(await self.check_invalid(tool))
             if backend == "simulated":
-                data = await self.expect_ok(self.episode(), tool, self.args_for(tool, None, full=False))
-                checks.append("simulated response valid")
-                del data
+                await check_simulated(self, tool, checks)
+            elif backend == "action":
+                await check_action(self, tool, checks)
             else:
                 await self._check_implemented(tool, checks)
         except _Failure as exc:
@@ -273,6 +274,7 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
     seed_hash = runtime.state_hash(None)
     deterministic = rebuilt is None or rebuilt.state_hash(None) == seed_hash
     implemented = sum(1 for b in runtime.tools.values() if b.backend == "implemented")
+    actions = sum(1 for b in runtime.tools.values() if b.backend == "action")
     return VerifyReport(
         service=runtime.name,
         passed=all(r.passed for r in results) and deterministic,
@@ -280,7 +282,8 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
         seed_hash=seed_hash,
         deterministic=deterministic,
         implemented=implemented,
-        simulated=len(runtime.tools) - implemented,
+        actions=actions,
+        simulated=len(runtime.tools) - implemented - actions,
     )
 
 

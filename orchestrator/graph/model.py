@@ -43,7 +43,9 @@ class ToolNode(BaseModel):
     tool: str = Field(description="Tool name.")
     kind: Literal["read", "write"] = Field(description="Whether it changes state.")
     operation: str = Field(description="create | read | list | search | update | delete | action.")
-    backend: Literal["implemented", "simulated"] = Field(description="Typed state or world model.")
+    backend: Literal["implemented", "action", "simulated"] = Field(
+        description="CRUD on typed state, a state transition on typed state, or the world model."
+    )
     entity: str | None = Field(default=None, description="Entity it operates on.")
     domain: str = Field(default="general", description="The service's domain label.")
     inputs: list[InputPort] = Field(default_factory=list, description="Typed arguments.")

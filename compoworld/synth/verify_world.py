@@ -1,0 +1,290 @@
+"""Conformance checks of action and simulated tools (the CRUD checks are in ``verify``).
+
+An action is checked as CRUD is: its effect must be visible to a later read. A transition is
+run on a seed row it applies to, the row is read back in the same episode (through the entity's
+read tool where it has one, always through the typed state) with the new status or flags, and a
+repeat that the action's own rules refuse is refused with ``invalid_transition``. An insert or
+copy must leave a new row that reads back; a clear must leave the addressed row without the
+children it names; a set must leave the written columns as given.
+
+A simulated tool must keep its word: its answer validates against its schema, an item read of an
+id nobody showed or created is not found, and a simulated create's id reads back in its episode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from compoworld.contracts import ToolResult
+from compoworld.manifest import ActionDef, EntityDef, ToolDef
+from compoworld.runtime import ServiceRuntime
+from compoworld.runtime.echo import norm
+from compoworld.runtime.worldstate import address_of, id_of, main_object, object_items
+
+__all__ = ["CheckFailure", "Checker", "check_action", "check_simulated", "state_of"]
+
+
+class CheckFailure(Exception):
+    """A conformance check that failed, with the reason."""
+
+
+class Checker(Protocol):
+    """What these checks need from the conformance checker."""
+
+    rt: ServiceRuntime
+
+    def episode(self) -> str: ...
+
+    async def call(self, episode: str | None, tool: str, args: dict[str, Any]) -> ToolResult: ...
+
+    async def expect_ok(self, episode: str | None, tool: ToolDef, args: dict[str, Any]) -> Any: ...
+
+    def args_for(self, tool: ToolDef, row: dict[str, Any] | None, *, full: bool) -> dict[str, Any]: ...
+
+    def reader_of(self, entity: str | None) -> ToolDef | None: ...
+
+    def reader_args(self, reader: ToolDef, row: dict[str, Any], key: Any) -> dict[str, Any]: ...
+
+
+def _get(row: dict[str, Any], path: str) -> Any:
+    column, _, key = path.partition(".")
+    value = row.get(column)
+    return (value.get(key) if isinstance(value, dict) else None) if key else value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return norm(a) == norm(b)
+    return bool(a == b)
+
+
+def state_of(action: ActionDef, row: dict[str, Any]) -> str | None:
+    """Why ``row`` is not a row the transition applies to (None: it applies)."""
+    for path, allowed in action.requires.items():
+        if not any(_same(_get(row, path), v) for v in allowed):
+            return f"{path} is {_get(row, path)!r}"
+    for path, refused in action.refuses.items():
+        if any(_same(_get(row, path), v) for v in refused):
+            return f"{path} is {_get(row, path)!r}"
+    return None
+
+
+def _entity(rt: ServiceRuntime, name: str) -> EntityDef:
+    entity = rt.manifest.entity(name)
+    if entity is None:
+        raise CheckFailure(f"the action writes entity '{name}', which the service does not have")
+    return entity
+
+
+def _rows(rt: ServiceRuntime, entity: EntityDef, episode: str | None = None) -> list[dict[str, Any]]:
+    return rt.select(episode, entity.table)
+
+
+def _action_args(ck: Checker, tool: ToolDef, row: dict[str, Any] | None) -> dict[str, Any]:
+    args = ck.args_for(tool, row, full=True)
+    if row is not None and tool.action is not None:
+        entity = _entity(ck.rt, tool.entity or "")
+        if tool.pk_arg:
+            args[tool.pk_arg] = row[entity.pk]
+        for arg, column in tool.action.scope.items():
+            if row.get(column) is not None:
+                args[arg] = row[column]
+    return args
+
+
+async def _read_back(ck: Checker, episode: str, entity: EntityDef, key: Any) -> dict[str, Any]:
+    """The row as a later read sees it: through the entity's read tool (if any) and the typed state."""
+    rows = ck.rt.select(episode, entity.table, {entity.pk: key})
+    if not rows:
+        raise CheckFailure(f"{entity.name} '{key}' is not in the typed state after the action")
+    reader = ck.reader_of(entity.name)
+    if reader is not None:
+        got = await ck.expect_ok(episode, reader, ck.reader_args(reader, rows[0], key))
+        if isinstance(got, dict) and got.get(entity.pk, key) != key:
+            raise CheckFailure(f"reading {entity.name} '{key}' back returned another row")
+    return rows[0]
+
+
+async def _set_up(
+    ck: Checker, tool: ToolDef, action: ActionDef, rows: list[dict[str, Any]], episode: str
+) -> dict[str, Any] | None:
+    """A row the transition applies to, made by running another transition first (pause, then resume)."""
+    entity = _entity(ck.rt, tool.entity or "")
+    for other in ck.rt.manifest.tools:
+        first = other.action
+        if (
+            other.name == tool.name
+            or first is None
+            or first.kind != "transition"
+            or other.entity != tool.entity
+        ):
+            continue
+        if ck.rt.tools[other.name].backend != "action":
+            continue
+        reaches = all(
+            path in first.sets and any(_same(first.sets[path], v) for v in allowed)
+            for path, allowed in action.requires.items()
+        )
+        start = next((r for r in rows if state_of(first, r) is None), None) if reaches else None
+        if start is None:
+            continue
+        out = await ck.call(episode, other.name, _action_args(ck, other, start))
+        if out.success:
+            row = ck.rt.select(episode, entity.table, {entity.pk: start[entity.pk]})[0]
+            if state_of(action, row) is None:
+                return row
+    return None
+
+
+async def _check_transition(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
+    entity = _entity(ck.rt, tool.entity or "")
+    rows = _rows(ck.rt, entity)
+    if not rows:
+        checks.append("no seed rows to act on")
+        return
+    fit = next((r for r in rows if state_of(action, r) is None), None)
+    episode = ck.episode()
+    if fit is None:
+        fit = await _set_up(ck, tool, action, rows, episode)
+        if fit is not None:
+            checks.append("brought into its starting state by another action")
+    if fit is None:
+        out = await ck.call(episode, tool.name, _action_args(ck, tool, rows[0]))
+        if out.success or out.code != "invalid_transition":
+            raise CheckFailure(
+                f"{tool.name} on a row it does not apply to ({state_of(action, rows[0])}) was not refused"
+            )
+        checks.append("invalid transition refused")
+        return
+    await ck.expect_ok(episode, tool, _action_args(ck, tool, fit))
+    after = await _read_back(ck, episode, entity, fit[entity.pk])
+    for path, value in action.sets.items():
+        if not _same(_get(after, path), value):
+            raise CheckFailure(f"{tool.name} left {path} = {_get(after, path)!r}, not {value!r}")
+    checks.append("transition visible to a later read")
+    if state_of(action, after) is not None:
+        again = await ck.call(episode, tool.name, _action_args(ck, tool, after))
+        if again.success or again.code != "invalid_transition":
+            raise CheckFailure(f"repeating {tool.name} ({state_of(action, after)}) was not refused")
+        checks.append("repeat refused")
+
+
+async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
+    written = _entity(ck.rt, action.target)
+    addressed = _entity(ck.rt, tool.entity or "")
+    source = None
+    if action.kind in ("copy", "clear", "set"):
+        rows = _rows(ck.rt, addressed)
+        if not rows:
+            checks.append("no seed rows to act on")
+            return
+        source = rows[0]
+    episode = ck.episode()
+    before = {r[written.pk] for r in _rows(ck.rt, written, None)}
+    args = _action_args(ck, tool, source)
+    await ck.expect_ok(episode, tool, args)
+    after = {r[written.pk] for r in _rows(ck.rt, written, episode)}
+    if action.kind == "clear":
+        assert source is not None and action.parent_column is not None
+        left = ck.rt.select(episode, written.table, {action.parent_column: source[addressed.pk]})
+        left = [r for r in left if all(any(_same(r.get(c), v) for v in vs) for c, vs in action.where.items())]
+        if left:
+            raise CheckFailure(f"{tool.name} left {len(left)} {written.name} rows it should clear")
+        checks.append("clear visible to a later read")
+        return
+    if action.kind == "set":
+        assert source is not None
+        got = await _read_back(ck, episode, addressed, source[addressed.pk])
+        for arg, column in tool.arg_columns.items():
+            value = args.get(arg)
+            if arg in args and not isinstance(value, (dict, list)) and not _same(got.get(column), value):
+                raise CheckFailure(f"{tool.name} left {column} = {got.get(column)!r}, not {value!r}")
+        checks.append("set visible to a later read")
+        return
+    new = sorted(after - before, key=str)
+    if len(new) != 1:
+        raise CheckFailure(f"{tool.name} added {len(new)} {written.name} rows, not one")
+    row = await _read_back(ck, episode, written, new[0])
+    for path, value in action.sets.items():
+        if not _same(_get(row, path), value):
+            raise CheckFailure(f"the inserted {written.name} has {path} = {_get(row, path)!r}, not {value!r}")
+    checks.append(f"{action.kind} visible to a later read")
+
+
+async def check_action(ck: Checker, tool: ToolDef, checks: list[str]) -> None:
+    """The action's state change happens, is visible to a later read, and its rules hold."""
+    if tool.action is None:
+        raise CheckFailure("an action-backend tool has no action binding")
+    if tool.action.kind == "transition":
+        await _check_transition(ck, tool, tool.action, checks)
+    else:
+        await _check_insert(ck, tool, tool.action, checks)
+
+
+def _seed_args(ck: Checker, tool: ToolDef) -> dict[str, Any]:
+    """Arguments for a simulated call: ids of typed entities from the seed, the rest generated."""
+    args = ck.args_for(tool, None, full=False)
+    for arg, tag in tool.arg_semantics.items():
+        entity = ck.rt.manifest.entity(tag[3:]) if tag.startswith("id:") else None
+        if entity is None or (arg not in args and tool.arg_locations.get(arg) != "path"):
+            continue
+        rows = _rows(ck.rt, entity)
+        if rows:
+            args[arg] = rows[0][entity.pk]
+    return args
+
+
+async def _known_key(ck: Checker, tool: ToolDef, episode: str) -> Any:
+    """An id of the tool's collection that an argument-free list shows, or a create produces."""
+    address = address_of(tool)
+    assert address is not None
+    for other in ck.rt.manifest.tools:
+        there = address_of(other) if ck.rt.tools[other.name].backend == "simulated" else None
+        if there is None or there.collection != address.collection:
+            continue
+        if there.role == "list" and not other.input_schema.get("required"):
+            out = await ck.call(episode, other.name, {})
+            for item in object_items(out.data) if out.success else ():
+                key = id_of(item, address.key_arg)
+                if key is not None:
+                    return key
+    return None
+
+
+async def check_simulated(ck: Checker, tool: ToolDef, checks: list[str]) -> None:
+    """A simulated answer validates, an unknown id is not found, a created id reads back."""
+    address = address_of(tool)
+    episode = ck.episode()
+    args = _seed_args(ck, tool)
+    if (
+        address is not None
+        and address.key_arg
+        and address.key_arg in (tool.input_schema.get("properties") or {})
+    ):
+        typed = tool.arg_semantics.get(address.key_arg, "").removeprefix("id:")
+        if ck.rt.manifest.entity(typed) is None:
+            unknown = await ck.call(episode, tool.name, {**args, address.key_arg: "no-such-id-0"})
+            if unknown.success or unknown.code != "not_found":
+                raise CheckFailure(f"{tool.name} with an id nobody showed or created was not 'not_found'")
+            checks.append("unknown id not found")
+            key = await _known_key(ck, tool, episode)
+            if key is None:
+                return
+            args[address.key_arg] = key
+    data = await ck.expect_ok(episode, tool, args)
+    checks.append("simulated response valid")
+    if address is None or address.role != "create":
+        return
+    found = main_object(data, None)
+    key = id_of(found, None) if found is not None else None
+    for other in ck.rt.manifest.tools:
+        there = address_of(other) if ck.rt.tools[other.name].backend == "simulated" else None
+        if key is None or there is None or there.collection != address.collection or there.role != "read":
+            continue
+        if there.key_arg is None:
+            continue
+        got = await ck.call(episode, other.name, {**_seed_args(ck, other), there.key_arg: key})
+        if not got.success:
+            raise CheckFailure(f"the id {key!r} {tool.name} created does not read back through {other.name}")
+        checks.append("simulated create -> read")
+        return
