@@ -210,6 +210,8 @@ class WorldModel:
             key: Any = value
             if table.entity.pk_type == "integer" and isinstance(value, str) and value.lstrip("-").isdigit():
                 key = int(value)
+            elif table.entity.pk_type == "string" and not isinstance(value, str):
+                continue  # an integer cannot name a row of string keys: the tag is a guess, not a reference
             row = episode.conn.execute(table.sql_get, (key,)).fetchone()
             if row is None:
                 raise ToolFailure("not_found", f"{table.entity.name} '{value}' not found")

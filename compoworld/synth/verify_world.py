@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from jsonschema import Draft202012Validator
+
 from compoworld.contracts import ToolResult
 from compoworld.manifest import ActionDef, EntityDef, ToolDef
 from compoworld.runtime import ServiceRuntime
@@ -229,7 +231,10 @@ def _seed_args(ck: Checker, tool: ToolDef) -> dict[str, Any]:
         if entity is None or (arg not in args and tool.arg_locations.get(arg) != "path"):
             continue
         rows = _rows(ck.rt, entity)
-        if rows:
+        schema = (tool.input_schema.get("properties") or {}).get(arg)
+        if rows and (
+            not isinstance(schema, dict) or Draft202012Validator(schema).is_valid(rows[0][entity.pk])
+        ):
             args[arg] = rows[0][entity.pk]
     return args
 
