@@ -126,7 +126,7 @@ def _insert_row(
 ) -> dict[str, Any]:
     seq = store.next_id(episode, table.name)
     if values.get(table.pk) is None:
-        values[table.pk] = _new_key(table, seq)
+        values[table.pk] = _new_key(table, episode, seq)
     elif episode.conn.execute(table.sql_exists, (values[table.pk],)).fetchone() is not None:
         raise ToolFailure("conflict", f"{table.entity.name} '{values[table.pk]}' already exists")
     _defaults(table, values, seq)
