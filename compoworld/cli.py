@@ -2,8 +2,9 @@
 
 This is the one module allowed to import every layer (kernel ← orchestrator ← trainer ← here;
 tests/test_layers.py checks it). ``cli_app()`` builds a fresh Typer app each call from the
-commands each package contributes; a command that cannot be imported fails loudly here, it
-is never dropped from the listing.
+commands each package contributes (``command_registry``: lazy strings and the
+``compoworld.commands`` entry points); a command that cannot be imported fails loudly here
+(``RegistryError``), it is never dropped from the listing.
 """
 
 from __future__ import annotations
@@ -17,51 +18,60 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from compoworld.deploy.cli import deploy_app, k8s_app
 from compoworld.errors import CompoWorldError
 from compoworld.llm import llm_from_settings
 from compoworld.manifest import library_folders
+from compoworld.registry import Registry
 from compoworld.runtime import ServiceRuntime, create_library_app, create_service_app
 from compoworld.runtime.app import freeze_heap
 from compoworld.runtime.service import load_library
 from compoworld.settings import Settings
-from compoworld.starter import starter
-from compoworld.synth.cli import build
-from orchestrator.cli import orchestrator, run
 from orchestrator.demo import run_demo
-from orchestrator.graph.cli import graph
-from orchestrator.report import report
 from orchestrator.server import attach_orchestrator
-from orchestrator.tasks.cli import tasks_app
 from orchestrator.tasksource import read_tasks
-from trainer.cli import export_app
 from trainer.export_sft import write_sft_jsonl
 from trainer.export_verl import write_verl_parquet
 
 __all__ = [
-    "SUBAPPS",
+    "BUILTIN_COMMANDS",
     "build_embedded_app",
     "cli_app",
+    "command_registry",
     "load_library_with_progress",
     "main",
     "trainer_exports",
 ]
 
-# sub-command groups and commands other packages contribute, by the name they are called with
-SUBAPPS: dict[str, typer.Typer] = {
-    "tasks": tasks_app,
-    "export": export_app,
-    "deploy": deploy_app,
-    "k8s": k8s_app,
+#: Commands other packages contribute, by the name they are called with: a Typer app (a group of
+#: sub-commands) or a command function, as lazy "module:attr" strings. An installed package adds
+#: one with an entry point in the ``compoworld.commands`` group.
+BUILTIN_COMMANDS: dict[str, str] = {
+    "build": "compoworld.synth.cli:build",
+    "starter": "compoworld.starter:starter",
+    "deploy": "compoworld.deploy.cli:deploy_app",
+    "k8s": "compoworld.deploy.cli:k8s_app",
+    "graph": "orchestrator.graph.cli:graph",
+    "tasks": "orchestrator.tasks.cli:tasks_app",
+    "run": "orchestrator.cli:run",
+    "report": "orchestrator.report:report",
+    "orchestrator": "orchestrator.cli:orchestrator",
+    "export": "trainer.cli:export_app",
 }
-COMMANDS: dict[str, Any] = {
-    "build": build,
-    "starter": starter,
-    "graph": graph,
-    "run": run,
-    "report": report,
-    "orchestrator": orchestrator,
-}
+
+
+def _is_command(value: object) -> Any:
+    if not (isinstance(value, typer.Typer) or callable(value)):
+        raise TypeError(f"{value!r} is neither a Typer app nor a command function")
+    return value
+
+
+def command_registry() -> Registry[Any]:
+    """The contributed commands: the built-in ones and every installed package's entry points."""
+    registry: Registry[Any] = Registry("command", entry_points="compoworld.commands", check=_is_command)
+    for name, target in BUILTIN_COMMANDS.items():
+        registry.register(name, target)
+    return registry
+
 
 LibraryOpt = Annotated[
     Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")
@@ -186,10 +196,11 @@ def cli_app() -> typer.Typer:
         add_completion=False,
         help="CompoWorld: verified tool services, tasks, episodes.",
     )
-    for name, sub in SUBAPPS.items():
-        app.add_typer(sub, name=name)
-    for name, command in COMMANDS.items():
-        app.command(name)(command)
+    for name, command in command_registry().items():
+        if isinstance(command, typer.Typer):
+            app.add_typer(command, name=name)
+        else:
+            app.command(name)(command)
     _own_commands(app, Console())
     return app
 

@@ -10,6 +10,7 @@ CompoWorldError                          compoworld.errors
 ├── SpecError (ValueError)               compoworld.specs.errors        a spec cannot be ingested (file + JSON pointer)
 ├── LibraryError                         compoworld.errors              a library folder or a service cannot be loaded
 │   └── BuildError                       compoworld.synth.build         a document read, but no service that loads came of it
+├── RegistryError (LookupError)          compoworld.registry            an unknown name, a name taken twice, a bad target
 ├── EpisodeError                         compoworld.errors              an episode id is unknown, finished, or over limits
 │   ├── EpisodeNotFound                  orchestrator.errors            404 unknown (or released) episode id
 │   ├── EpisodeConflict                  orchestrator.errors            409 the episode's state forbids the request

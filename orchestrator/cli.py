@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -15,7 +15,7 @@ from rich.table import Table
 
 from compoworld.errors import CompoWorldError
 from compoworld.settings import Settings
-from orchestrator.agents import agent_names, create_agent
+from orchestrator.agents import agent_names, agent_options, create_agent
 from orchestrator.backends import EpisodeBackend, RemoteBackend, embedded_backend, remote_services_backend
 from orchestrator.discovery import load_url_map
 from orchestrator.lifecycle import OrchestratorConfig
@@ -42,6 +42,22 @@ def summary_table(summary: RunSummary, title: str) -> Table:
         str(summary.out),
     )
     return table
+
+
+def _agent_defaults(
+    agent: str, settings: Settings, concurrency: int, base_url: str | None
+) -> dict[str, Any]:
+    """What the settings supply for the options ``agent`` takes (an option the user gave wins)."""
+    defaults = {
+        "model": settings.llm_model if base_url or settings.llm_base_url else None,
+        "base_url": settings.llm_base_url,
+        "api_key": settings.llm_api_key,
+        "concurrency": concurrency,
+        "timeout_s": settings.llm_timeout_s * 4,
+        "retries": settings.llm_retries,
+    }
+    accepted = agent_options(agent)
+    return {k: v for k, v in defaults.items() if k in accepted}
 
 
 def _backend(
@@ -81,7 +97,7 @@ def run(
     model: Annotated[str | None, typer.Option(help="Model name (openai agent).")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (openai agent).")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key (openai agent).")] = None,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (openai agent).")] = 0.0,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (openai agent).")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Completion tokens per turn (openai agent).")] = None,
     orchestrator_url: Annotated[
         str | None, typer.Option(help="Drive a running orchestrator over HTTP instead of an in-process one.")
@@ -98,17 +114,16 @@ def run(
     settings = Settings()
     try:
         task_list = read_tasks(tasks)[:limit] if limit else read_tasks(tasks)
-        the_agent = create_agent(
-            agent,
-            model=model or (settings.llm_model if base_url or settings.llm_base_url else None),
-            base_url=base_url or settings.llm_base_url,
-            api_key=api_key or settings.llm_api_key,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            concurrency=concurrency,
-            timeout_s=settings.llm_timeout_s * 4,
-            retries=settings.llm_retries,
-        )
+        given = {  # None: not given, so the agent's own default (or the settings') applies
+            "model": model,
+            "base_url": base_url,
+            "api_key": api_key,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        options = {**_agent_defaults(agent, settings, concurrency, base_url)}
+        options.update({k: v for k, v in given.items() if v is not None})
+        the_agent = create_agent(agent, **options)
         orch_cfg = OrchestratorConfig(max_steps=max_steps, max_wall_s=max_wall_s)
         backend = _backend(orchestrator_url, service_urls, library, settings, orch_cfg)
     except (CompoWorldError, ValueError) as exc:

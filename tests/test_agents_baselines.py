@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from compoworld.registry import RegistryError
 from compoworld.settings import Settings
-from orchestrator.agents import AGENTS, Action, create_agent, register
+from orchestrator.agents import Action, create_agent, register
 from orchestrator.api import OpenResponse
 from orchestrator.episodes import Orchestrator
 from orchestrator.models import Task
@@ -88,21 +89,23 @@ class _Chatterbox:
 
 
 async def test_an_agent_that_never_stops_ends_at_max_steps(orch: Orchestrator) -> None:
+    register("chatterbox", "tests.test_agents_baselines:_Chatterbox")  # again: the same entry, harmless
     register("chatterbox", "tests.test_agents_baselines:_Chatterbox")
-    try:
-        agent = create_agent("chatterbox")
-        traj = await run_episode(orch, agent, task_create(), 0, RunConfig(max_steps=4))
-    finally:
-        AGENTS.pop("chatterbox")
+    agent = create_agent("chatterbox")
+    traj = await run_episode(orch, agent, task_create(), 0, RunConfig(max_steps=4))
     assert traj.meta.finish_reason == "max_steps" and traj.meta.n_steps == 4
     assert traj.meta.model_extra is not None and traj.meta.model_extra["turns"] == 4
     assert traj.source == "test/chatterbox"
 
 
 def test_unknown_agents_and_targets_are_refused() -> None:
-    with pytest.raises(ValueError, match="unknown agent 'nope'"):
+    with pytest.raises(RegistryError, match="unknown agent 'nope'"):
         create_agent("nope")
-    with pytest.raises(ValueError, match=r"package\.module:Class"):
+    with pytest.raises(RegistryError, match=r"package\.module:attr"):
         register("bad", "no_colon_here")
+    with pytest.raises(RegistryError, match="already registered"):
+        register("oracle", "orchestrator.agents.noop:NoopAgent")
+    with pytest.raises(ValueError, match=r"agent 'oracle' does not take option\(s\) model"):
+        create_agent("oracle", model="m", seed=None)
     with pytest.raises(ValueError, match="--base-url"):
         create_agent("openai")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from compoworld.cli import COMMANDS, SUBAPPS, cli_app
+from compoworld.cli import BUILTIN_COMMANDS, cli_app
 
-ALL = sorted([*COMMANDS, *SUBAPPS, "serve", "up", "demo"])
+ALL = sorted([*BUILTIN_COMMANDS, "serve", "up", "demo"])
 
 
 def test_help_lists_every_command() -> None:

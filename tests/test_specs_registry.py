@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import compoworld.specs as specs
+from compoworld.registry import RegistryError
 from compoworld.specs import (
     INGESTERS,
     Ingester,
@@ -57,15 +58,14 @@ def test_kind_can_be_forced(tmp_path: Path) -> None:
         load_spec(path, kind="openapi3")
 
 
-def test_registering_a_different_ingester_under_a_taken_name_needs_replace() -> None:
+def test_a_taken_name_is_refused_for_a_different_ingester() -> None:
     registry = IngesterRegistry((TABLE,))
-    registry.register(TABLE)
+    registry.register(TABLE)  # the same ingester again: harmless
     other = Ingester(name="tool-table", detect=_detect_csv_tools, ingest=_ingest_csv_tools, priority=1)
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(RegistryError, match="already registered"):
         registry.register(other)
-    registry.register(other, replace=True)
-    assert registry.get("tool-table") is other
-    with pytest.raises(KeyError, match="no ingester named 'nope'"):
+    assert registry.get("tool-table") is TABLE
+    with pytest.raises(RegistryError, match="unknown ingester 'nope'"):
         registry.get("nope")
 
 

@@ -2,8 +2,9 @@
 
 An ingester is a name, a ``detect(doc) -> bool`` and an ``ingest(doc, source_file)
 -> ServiceSpec``. Each ingester module registers itself when imported (the
-built-in ones are imported by ``compoworld.specs``), so adding a format never
-means editing a central list. Detection asks ingesters in ``priority`` order
+built-in ones are imported by ``compoworld.specs``), and an installed package adds
+one through the ``compoworld.ingesters`` entry-point group (``compoworld.registry``),
+so adding a format never means editing a central list. A name is taken once. Detection asks ingesters in ``priority`` order
 (lower first, then by name) and takes the first that claims the document.
 A caller that wants its own set passes an ``IngesterRegistry`` explicitly.
 """
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from compoworld.registry import Registry, RegistryError
 from compoworld.specs.model import ServiceSpec
 
 __all__ = ["INGESTERS", "Ingester", "IngesterRegistry", "register"]
@@ -29,28 +31,33 @@ class Ingester:
     priority: int = 50
 
 
-class IngesterRegistry:
-    """Ingesters by name, asked in priority order when sniffing a document."""
+def _is_ingester(value: object) -> Ingester:
+    if not isinstance(value, Ingester):
+        raise TypeError(f"{value!r} is not an Ingester")
+    return value
 
-    def __init__(self, ingesters: tuple[Ingester, ...] = ()) -> None:
-        self._by_name: dict[str, Ingester] = {}
+
+class IngesterRegistry:
+    """Ingesters by name (a ``Registry[Ingester]``), asked in priority order when sniffing a document."""
+
+    def __init__(self, ingesters: tuple[Ingester, ...] = (), *, entry_points: str | None = None) -> None:
+        self._registry: Registry[Ingester] = Registry(
+            "ingester", entry_points=entry_points, check=_is_ingester
+        )
         for ingester in ingesters:
             self.register(ingester)
 
-    def register(self, ingester: Ingester, *, replace: bool = False) -> Ingester:
-        """Add ``ingester``; registering another one under a taken name needs ``replace=True``."""
-        current = self._by_name.get(ingester.name)
-        if current is not None and current != ingester and not replace:
-            raise ValueError(f"an ingester named {ingester.name!r} is already registered")
-        self._by_name[ingester.name] = ingester
+    def register(self, ingester: Ingester) -> Ingester:
+        """Add ``ingester`` under its name; a different ingester under a taken name is refused."""
+        self._registry.register(ingester.name, ingester)
         return ingester
 
     def get(self, name: str) -> Ingester:
-        """The ingester called ``name``; KeyError naming the known ones otherwise."""
-        try:
-            return self._by_name[name]
-        except KeyError:
-            raise KeyError(f"no ingester named {name!r} (known: {', '.join(self.names())})") from None
+        """The ingester called ``name``; ``RegistryError`` naming the known ones otherwise."""
+        ingester = self._registry.get(name)
+        if ingester.name != name:
+            raise RegistryError(f"ingester entry point {name!r} names an ingester called {ingester.name!r}")
+        return ingester
 
     def names(self) -> list[str]:
         """Registered names, in detection order."""
@@ -64,16 +71,19 @@ class IngesterRegistry:
         return None
 
     def __iter__(self) -> Iterator[Ingester]:
-        return iter(sorted(self._by_name.values(), key=lambda i: (i.priority, i.name)))
+        found = [self.get(name) for name in self._registry.names()]
+        return iter(sorted(found, key=lambda i: (i.priority, i.name)))
 
     def __contains__(self, name: object) -> bool:
-        return name in self._by_name
+        return name in self._registry
 
     def __len__(self) -> int:
-        return len(self._by_name)
+        return len(self._registry)
 
 
-INGESTERS = IngesterRegistry()
+#: The default registry: the built-in formats register themselves on import; an installed package
+#: adds one with an entry point in the ``compoworld.ingesters`` group naming an ``Ingester``.
+INGESTERS = IngesterRegistry(entry_points="compoworld.ingesters")
 
 
 def register(ingester: Ingester, *, registry: IngesterRegistry | None = None) -> Ingester:

@@ -8,7 +8,6 @@ as a lazy ``"pkg.mod:Class"`` string (STYLE #5), so a new kind never edits this 
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar, runtime_checkable
@@ -16,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar, runtime_checkab
 from pydantic import BaseModel, ConfigDict
 
 from compoworld.errors import CompoWorldError
+from compoworld.registry import Registry, RegistryError
 from orchestrator.models import CriterionSpec
 
 __all__ = [
@@ -120,29 +120,39 @@ class Criterion(BaseModel, ABC):
 C = TypeVar("C", bound=type[Criterion])
 
 
-class CriterionRegistry:
-    """Kind name -> criterion class, or a lazy ``"module:Class"`` string imported on first use."""
+def _is_criterion(value: object) -> type[Criterion]:
+    if not (isinstance(value, type) and issubclass(value, Criterion)):
+        raise TypeError(f"{value!r} is not a Criterion class")
+    return value
 
-    def __init__(self, entries: Mapping[str, str | type[Criterion]] | None = None) -> None:
-        self._entries: dict[str, str | type[Criterion]] = dict(entries or {})
+
+class CriterionRegistry:
+    """Kind name -> criterion class (a ``Registry``: lazy ``"module:Class"`` strings, entry points)."""
+
+    def __init__(
+        self, entries: Mapping[str, str | type[Criterion]] | None = None, *, entry_points: str | None = None
+    ) -> None:
+        self._registry: Registry[type[Criterion]] = Registry(
+            "criterion kind", entry_points=entry_points, check=_is_criterion
+        )
+        for kind, target in (entries or {}).items():
+            self.register(kind, target)
 
     def register(self, kind: str, target: str | type[Criterion]) -> None:
-        self._entries[kind] = target
+        """Add ``kind``; a different class under a taken kind is refused (``CriterionError``)."""
+        try:
+            self._registry.register(kind, target)
+        except RegistryError as exc:
+            raise CriterionError(str(exc)) from exc
 
     def kinds(self) -> list[str]:
-        return sorted(self._entries)
+        return self._registry.names()
 
     def get(self, kind: str) -> type[Criterion]:
-        target = self._entries.get(kind)
-        if target is None:
-            raise CriterionError(f"unknown criterion kind '{kind}' (known: {', '.join(self.kinds())})")
-        if isinstance(target, str):
-            module, _, attr = target.partition(":")
-            target = getattr(importlib.import_module(module), attr)
-            if not (isinstance(target, type) and issubclass(target, Criterion)):
-                raise CriterionError(f"criterion kind '{kind}' points at {target!r}, not a Criterion class")
-            self._entries[kind] = target
-        return target
+        try:
+            return self._registry.get(kind)
+        except RegistryError as exc:
+            raise CriterionError(str(exc)) from exc
 
     def build(self, spec: CriterionSpec) -> Criterion:
         """The criterion object a spec describes; bad parameters raise CriterionError naming them."""
@@ -156,7 +166,8 @@ class CriterionRegistry:
 
 
 _KINDS = "orchestrator.rubric.kinds"
-#: The registry every grader uses; built-in kinds are lazy strings, extensions call ``register_criterion``.
+#: The registry every grader uses; built-in kinds are lazy strings, extensions call ``register_criterion``
+#: or, from an installed package, name their class in the ``compoworld.criteria`` entry-point group.
 criterion_registry = CriterionRegistry(
     {
         name: f"{_KINDS}:{cls}"
@@ -179,7 +190,8 @@ criterion_registry = CriterionRegistry(
             "answer_value": ("answer_kinds", "AnswerValue"),
             "answer_row_field": ("answer_kinds", "AnswerRowField"),
         }.items()
-    }
+    },
+    entry_points="compoworld.criteria",
 )
 
 
