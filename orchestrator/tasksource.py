@@ -1,16 +1,35 @@
-"""Task files (JSONL, one Task per line) and the registry ``POST /episodes {task_id}`` reads from."""
+"""Task files (JSONL, one Task per line): the one reader and writer, and the registry of loaded tasks.
+
+``scan_tasks`` reads a file (or every ``*.jsonl`` of a folder) and names each unusable line and
+why (not JSON, not a task, a duplicate id) while still returning the good ones: what ``tasks
+check`` reports. ``read_tasks`` is the strict form every other reader uses (the runner, the
+orchestrator's registry, the exports): the first bad line is an ``InvalidRequest`` naming it.
+``write_tasks`` writes deterministically (the same tasks always give the same bytes).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from orchestrator.errors import InvalidRequest, TaskNotFound
 from orchestrator.models import Task
 
-__all__ = ["TaskRegistry", "read_tasks", "write_tasks"]
+__all__ = ["TaskFileError", "TaskRegistry", "dump_tasks", "read_tasks", "scan_tasks", "write_tasks"]
+
+
+class TaskFileError(BaseModel):
+    """One unusable line of a task file (a report entry, not an exception)."""
+
+    line: int = Field(description="1-based line number (0: the file itself could not be read).")
+    reason: str = Field(description="Why the line is not a valid task.")
+    file: str = Field(default="", description="The file, when a folder of task files was read.")
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.reason}" if self.file else f"line {self.line}: {self.reason}"
 
 
 def _files(path: Path) -> list[Path]:
@@ -21,25 +40,73 @@ def _files(path: Path) -> list[Path]:
     raise InvalidRequest(f"task file {path} does not exist")
 
 
-def read_tasks(path: Path) -> list[Task]:
-    """Every task in a JSONL file (or in every ``*.jsonl`` of a folder), in file order."""
-    tasks: list[Task] = []
-    for file in _files(path):
-        for lineno, line in enumerate(file.read_text().splitlines(), 1):
+def _reason(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "task"
+        parts.append(f"{where}: {err['msg']}")
+    more = f" (+{exc.error_count() - 3} more)" if exc.error_count() > 3 else ""
+    return "; ".join(parts) + more
+
+
+def _parse(line: str) -> Task | str:
+    """The task on one line, or why there is none."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON: {exc.msg} (column {exc.colno})"
+    try:
+        return Task.model_validate(data)
+    except ValidationError as exc:
+        return f"not a valid task: {_reason(exc)}"
+
+
+def scan_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[TaskFileError]]:
+    """(line number, task) for every valid line, and an error for every unusable one."""
+    tasks: list[tuple[int, Task]] = []
+    errors: list[TaskFileError] = []
+    seen: dict[str, str] = {}
+    files = _files(path)
+    for file in files:
+        label = str(file) if len(files) > 1 or path.is_dir() else ""
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(TaskFileError(line=0, reason=f"cannot read {file}: {exc}", file=label))
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                tasks.append(Task.model_validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise InvalidRequest(f"{file}:{lineno}: not a valid task ({where}: {first['msg']})") from exc
-    return tasks
+            parsed = _parse(line)
+            if isinstance(parsed, str):
+                errors.append(TaskFileError(line=number, reason=parsed, file=label))
+            elif parsed.id in seen:
+                reason = f"duplicate task id '{parsed.id}' (first on {seen[parsed.id]})"
+                errors.append(TaskFileError(line=number, reason=reason, file=label))
+            else:
+                seen[parsed.id] = f"{label}:{number}" if label else f"line {number}"
+                tasks.append((number, parsed))
+    return tasks, errors
+
+
+def read_tasks(path: Path) -> list[Task]:
+    """Every task in a JSONL file (or in every ``*.jsonl`` of a folder), in file order; strict."""
+    tasks, errors = scan_tasks(path)
+    if errors:
+        first = errors[0]
+        where = first.file or str(path)
+        raise InvalidRequest(f"{where}:{first.line}: {first.reason}")
+    return [task for _, task in tasks]
+
+
+def dump_tasks(tasks: Iterable[Task]) -> str:
+    """The JSONL text of ``tasks``: the same tasks always give the same bytes."""
+    return "".join(t.model_dump_json() + "\n" for t in tasks)
 
 
 def write_tasks(path: Path, tasks: Iterable[Task]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    path.write_text(dump_tasks(tasks), encoding="utf-8")
 
 
 class TaskRegistry:

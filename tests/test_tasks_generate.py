@@ -19,8 +19,8 @@ from orchestrator.tasks.generate import GenerateOptions, GenerationReport, gener
 from orchestrator.tasks.instruction import leaks
 from orchestrator.tasks.paths import parse_step_ref
 from orchestrator.tasks.replay import replay
-from orchestrator.tasks.taskfile import dump_tasks
 from orchestrator.tasks.verify import task_steps
+from orchestrator.tasksource import dump_tasks
 from tests.tasks_library import write_library
 
 ROOT = Path(__file__).resolve().parent.parent

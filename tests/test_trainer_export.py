@@ -288,7 +288,7 @@ def test_verl_export_rejects_bad_input_clearly(tmp_path: Path) -> None:
     src, out = tmp_path / "tasks.jsonl", tmp_path / "x.parquet"
     src.write_text(task_create().model_dump_json() + "\n{}\n")
     result = runner.invoke(export_app, ["verl", str(src), "--out", str(out)])
-    assert result.exit_code == 1 and "tasks.jsonl:2: not a valid Task" in result.output
+    assert result.exit_code == 1 and "tasks.jsonl:2: not a valid task" in result.output
     src.write_text("\n".join([task_create().model_dump_json()] * 2) + "\n")
     result = runner.invoke(export_app, ["verl", str(src), "--out", str(out)])
     assert result.exit_code == 1 and "duplicate task id" in result.output

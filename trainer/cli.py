@@ -12,7 +12,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from compoworld.errors import CompoWorldError
 from orchestrator.prompts import PromptMode
+from orchestrator.tasksource import read_tasks
 from trainer.export_sft import (
     DROP_REASONS,
     SftExportStats,
@@ -20,7 +22,7 @@ from trainer.export_sft import (
     read_sft_records,
     write_sft_jsonl,
 )
-from trainer.export_verl import SplitFilter, read_tasks, write_verl_parquet
+from trainer.export_verl import SplitFilter, write_verl_parquet
 from trainer.sft_parquet import write_sft_parquet
 
 __all__ = ["export_app"]
@@ -130,7 +132,7 @@ def verl(
         n = write_verl_parquet(
             read_tasks(tasks), out, mode=prompt_mode, split=split_filter, validation=validation
         )
-    except ValueError as exc:
+    except (CompoWorldError, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=1) from exc
     console.print(f"wrote {n} verl rows to {out}")

@@ -8,13 +8,12 @@ so the dataset and the served episode agree token for token.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import ValidationError
 
 from orchestrator.models import Task
 from orchestrator.prompts import PromptMode, build_prompt
@@ -24,7 +23,6 @@ __all__ = [
     "DATA_SOURCE",
     "VALIDATION_AGENT_NAME",
     "VERL_SCHEMA",
-    "read_tasks",
     "task_row",
     "write_verl_parquet",
 ]
@@ -61,18 +59,6 @@ VERL_SCHEMA = pa.schema(
         ),
     ]
 )
-
-
-def read_tasks(path: Path) -> Iterator[Task]:
-    """Tasks from a JSONL file; a line that is not a valid Task is an error naming the line."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield Task.model_validate_json(line)
-            except ValidationError as exc:
-                raise ValueError(f"{path}:{lineno}: not a valid Task: {exc}") from exc
 
 
 def task_row(

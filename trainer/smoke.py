@@ -34,6 +34,7 @@ import typer
 
 from compoworld.errors import CompoWorldError
 from orchestrator.models import Task
+from orchestrator.tasksource import read_tasks
 from trainer.grpo import grpo_advantages, ppo_clip_loss
 from trainer.orchestrator_client import OrchestratorClient, OrchestratorError
 from trainer.smoke_env import (
@@ -419,9 +420,7 @@ def main(
     try:
         loaded = None
         if tasks is not None:
-            from trainer.export_verl import read_tasks
-
-            loaded = list(read_tasks(tasks))
+            loaded = read_tasks(tasks)
         run_smoke(
             orchestrator_url=orchestrator_url,
             library=library,

@@ -3,7 +3,6 @@
 from orchestrator.tasks.check import CheckReport, check_tasks
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, TaskGenerator, generate_tasks
 from orchestrator.tasks.stats import TaskStats, task_stats
-from orchestrator.tasks.taskfile import TaskFileError, dump_tasks, read_tasks, write_tasks
 from orchestrator.tasks.verify import TaskCheck, check_task
 
 __all__ = [
@@ -11,14 +10,10 @@ __all__ = [
     "GenerateOptions",
     "GenerationReport",
     "TaskCheck",
-    "TaskFileError",
     "TaskGenerator",
     "TaskStats",
     "check_task",
     "check_tasks",
-    "dump_tasks",
     "generate_tasks",
-    "read_tasks",
     "task_stats",
-    "write_tasks",
 ]

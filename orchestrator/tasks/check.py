@@ -13,8 +13,8 @@ from orchestrator.graph.build import library_version
 from orchestrator.models import Task
 from orchestrator.rubric.readers import SeedCache
 from orchestrator.tasks.seeds import SeedIndex
-from orchestrator.tasks.taskfile import TaskFileError
 from orchestrator.tasks.verify import SolutionRates, TaskCheck, check_task
+from orchestrator.tasksource import TaskFileError
 
 __all__ = ["CheckReport", "InvalidTask", "check_tasks"]
 

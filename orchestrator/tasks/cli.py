@@ -16,8 +16,8 @@ from compoworld.settings import Settings
 from orchestrator.tasks.check import CheckReport, check_tasks
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks
 from orchestrator.tasks.stats import task_stats
-from orchestrator.tasks.taskfile import read_tasks, write_tasks
 from orchestrator.tasks.verify import SolutionRates
+from orchestrator.tasksource import scan_tasks, write_tasks
 
 __all__ = ["tasks_app"]
 
@@ -178,7 +178,7 @@ def check(
         console.print(f"[red]no task file {file}[/red]")
         raise typer.Exit(2)
     runtimes = _library(console, library, Settings())
-    tasks, bad = read_tasks(file)
+    tasks, bad = scan_tasks(file)
     with _progress(console) as progress:
         bar = progress.add_task("checking tasks", total=len(tasks))
         report = check_tasks(tasks, bad, runtimes, progress=lambda done: progress.update(bar, completed=done))
@@ -208,7 +208,7 @@ def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> N
     if not file.is_file():
         console.print(f"[red]no task file {file}[/red]")
         raise typer.Exit(2)
-    parsed, bad = read_tasks(file)
+    parsed, bad = scan_tasks(file)
     for err in bad:
         console.print(f"[yellow]line {err.line} skipped:[/yellow] {err.reason}")
     tasks = [t for _, t in parsed]
