@@ -21,7 +21,7 @@ CompoWorldError                          compoworld.errors
 ├── StateLookupError (LookupError)       orchestrator.discovery         a grader read that cannot be made as written
 ├── CriterionError (ValueError)          orchestrator.rubric.base       a rubric criterion that cannot be built or read
 ├── GroupConflictError (ValueError)      orchestrator.groups            409 a reward report contradicts its group
-├── OrchestratorError                    trainer.orchestrator_client    the orchestrator was unreachable or refused
+├── OrchestratorError                    orchestrator.client            the orchestrator was unreachable or refused
 ├── SmokeSetupError (ValueError)         trainer.smoke_env              the smoke run's library or tasks are unusable
 ├── PromptTooLongError (ValueError)      trainer.env_errors             an episode prompt over the model's prompt budget
 ├── PreflightError (ValueError)          trainer.preflight              a GRPO launch that cannot work as configured

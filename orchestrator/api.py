@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -20,6 +21,8 @@ __all__ = [
     "ToolCall",
     "ToolMessage",
 ]
+
+log = logging.getLogger(__name__)
 
 
 # Tool-result error codes that are the environment's failure, never the policy's: a service that
@@ -146,3 +149,19 @@ class FinishResponse(BaseModel):
     environment_error: str = Field(
         default="", description="Why the environment failed this episode (see StepResponse)."
     )
+
+    def importance(self, fallback: list[float] | None = None) -> list[float]:
+        """s_c per criterion: as each verdict reports it, else ``fallback`` (one per criterion), else 1 each.
+
+        An orchestrator older than the verdicts' ``importance`` field sends none; the trainer then
+        falls back to the task's rubric importance from its data row.
+        """
+        if all("importance" in v.model_fields_set for v in self.criteria):
+            return [float(v.importance) for v in self.criteria]
+        if fallback is not None and len(fallback) == len(self.criteria):
+            return [float(x) for x in fallback]
+        if fallback is not None:
+            log.warning(
+                "importance has %d entries for %d criteria; using 1 each", len(fallback), len(self.criteria)
+            )
+        return [1.0] * len(self.criteria)

@@ -1,28 +1,27 @@
 """Where the runner's episodes live: in-process (the ``Orchestrator`` itself) or a remote orchestrator.
 
 Both expose the same coroutine methods (open, step, finish, abort, trajectory, delete), so
-the runner never knows which it drives. The remote one maps HTTP statuses back to the
-orchestrator's exception tree.
+the runner never knows which it drives. The remote one is the shared ``OrchestratorClient``
+(the trainer's too) with HTTP statuses mapped back to the orchestrator's exception tree.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, Protocol
-
-import httpx
+from typing import Any, Protocol, TypeVar
 
 from compoworld.errors import CompoWorldError, ServiceUnavailable
 from compoworld.runtime.service import load_library
 from compoworld.settings import Settings
 from orchestrator.api import (
-    AbortRequest,
     FinishResponse,
     OpenRequest,
     OpenResponse,
     StepRequest,
     StepResponse,
 )
+from orchestrator.client import OrchestratorClient, OrchestratorError
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import EpisodeConflict, EpisodeNotFound, InvalidRequest
@@ -30,6 +29,8 @@ from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.models import Trajectory
 
 __all__ = ["EpisodeBackend", "RemoteBackend", "embedded_backend", "remote_services_backend"]
+
+T = TypeVar("T")
 
 
 class EpisodeBackend(Protocol):
@@ -60,59 +61,52 @@ def remote_services_backend(
 
 
 class RemoteBackend:
-    """An orchestrator at ``base_url`` (``compoworld up`` or ``compoworld orchestrator``)."""
+    """An orchestrator at ``base_url`` (``compoworld up`` or ``compoworld orchestrator``), over the shared client."""
 
     def __init__(self, base_url: str, timeout_s: float = 120.0, max_connections: int = 256) -> None:
         self.base_url = base_url.rstrip("/")
-        self.http = httpx.AsyncClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(timeout_s, connect=10.0),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        self.client = OrchestratorClient(
+            self.base_url, timeout_s=timeout_s, connect_timeout_s=10.0, max_connections=max_connections
         )
 
-    async def _send(self, method: str, path: str, body: Any = None) -> Any:
+    async def _mapped(self, call: Awaitable[T]) -> T:
+        """The client's answer; its failures as the orchestrator's own exceptions (what the runner catches)."""
         try:
-            resp = await self.http.request(method, path, json=body)
-        except httpx.HTTPError as exc:
-            raise ServiceUnavailable("orchestrator", f"{self.base_url}: {type(exc).__name__}: {exc}") from exc
-        if resp.status_code < 300:
-            return resp.json()
-        try:
-            detail = resp.json().get("detail", resp.text)
-        except ValueError:
-            detail = resp.text
-        message = f"{method} {path}: HTTP {resp.status_code}: {detail}"
-        if resp.status_code == 404:
-            raise EpisodeNotFound(message)
-        if resp.status_code == 409:
-            raise EpisodeConflict(message)
-        if resp.status_code == 422:
-            raise InvalidRequest(message)
-        if resp.status_code >= 500:
-            raise ServiceUnavailable("orchestrator", message)
-        raise CompoWorldError(message)
+            return await call
+        except OrchestratorError as exc:
+            raise _as_orchestrator_error(exc) from exc
 
     async def open(self, req: OpenRequest) -> OpenResponse:
-        body = req.model_dump(mode="json", exclude_none=True)
-        return OpenResponse.model_validate(await self._send("POST", "/episodes", body))
+        return await self._mapped(self.client.open(req))
 
     async def step(self, episode_id: str, req: StepRequest) -> StepResponse:
-        body = req.model_dump(mode="json", exclude_none=True)
-        return StepResponse.model_validate(await self._send("POST", f"/episodes/{episode_id}/step", body))
+        return await self._mapped(self.client.step_request(episode_id, req))
 
     async def finish(self, episode_id: str, answer: str) -> FinishResponse:
-        data = await self._send("POST", f"/episodes/{episode_id}/finish", {"answer": answer})
-        return FinishResponse.model_validate(data)
+        return await self._mapped(self.client.finish(episode_id, answer))
 
     async def abort(self, episode_id: str, reason: str = "aborted") -> FinishResponse:
-        body = AbortRequest(reason=reason[:500]).model_dump()
-        return FinishResponse.model_validate(await self._send("POST", f"/episodes/{episode_id}/abort", body))
+        return await self._mapped(self.client.abort(episode_id, reason))
 
     async def trajectory(self, episode_id: str) -> Trajectory:
-        return Trajectory.model_validate(await self._send("GET", f"/episodes/{episode_id}"))
+        return await self._mapped(self.client.trajectory(episode_id))
 
     async def delete(self, episode_id: str) -> dict[str, Any]:
-        return dict(await self._send("DELETE", f"/episodes/{episode_id}"))
+        return await self._mapped(self.client.release(episode_id))
 
     async def aclose(self) -> None:
-        await self.http.aclose()
+        await self.client.aclose()
+
+
+def _as_orchestrator_error(exc: OrchestratorError) -> CompoWorldError:
+    """404 unknown episode, 409 its state forbids the request, 422 invalid, none or 5xx unavailable."""
+    message = str(exc)
+    if exc.status == 404:
+        return EpisodeNotFound(message)
+    if exc.status == 409:
+        return EpisodeConflict(message)
+    if exc.status == 422:
+        return InvalidRequest(message)
+    if exc.status is None or exc.status >= 500:
+        return ServiceUnavailable("orchestrator", message)
+    return exc

@@ -24,11 +24,11 @@ from typer.testing import CliRunner  # noqa: E402
 
 from compoworld.cli import build_embedded_app  # noqa: E402
 from compoworld.settings import Settings  # noqa: E402
+from orchestrator.client import OrchestratorClient  # noqa: E402
 from orchestrator.tasksource import write_tasks  # noqa: E402
 from tests.orchestrator_fixture import task_create, write_library  # noqa: E402
 from trainer import smoke  # noqa: E402
 from trainer.grpo import grpo_advantages, ppo_clip_loss  # noqa: E402
-from trainer.orchestrator_client import OrchestratorClient  # noqa: E402
 from trainer.smoke import Rollout, _play, app, run_smoke  # noqa: E402
 from trainer.smoke_env import SmokeSetupError  # noqa: E402
 from trainer.tokenizer import build_qwen_tokenizer  # noqa: E402

@@ -42,6 +42,7 @@ from compoworld.cli import build_embedded_app
 from compoworld.runtime import create_library_app
 from compoworld.settings import Settings
 from orchestrator.api import ENVIRONMENT_ERROR_CODES as ORCHESTRATOR_CODES
+from orchestrator.api import StepResponse
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.models import GoldCall, Task
 from orchestrator.reward import completion_focused_rewards
@@ -50,7 +51,6 @@ from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import free_port, runtimes, task_create, task_update, write_library
 from trainer.env_errors import ENVIRONMENT_ERROR_CODES, step_environment_error
 from trainer.export_verl import task_row
-from trainer.orchestrator_client import StepResult
 from trainer.rollout_log import read_rollouts, summarize
 from trainer.tokenizer import build_qwen_tokenizer
 from trainer.verl_loop import CompoAgentLoop, PromptTooLongError
@@ -508,9 +508,11 @@ def test_an_environment_error_is_read_from_the_step_answer() -> None:
     down = '{"success": false, "error": {"code": "service_unavailable", "message": "no answer within 5 s"}}'
     mistake = '{"success": false, "error": {"code": "unknown_tool", "message": "no such tool"}}'
 
-    def step(*contents: str, **kw: Any) -> StepResult:
+    def step(*contents: str, **kw: Any) -> StepResponse:
         results = [{"tool_call_id": f"c{i}", "name": "crm__x", "content": c} for i, c in enumerate(contents)]
-        return StepResult.model_validate({"results": results, **kw})
+        return StepResponse.model_validate(
+            {"results": results, "done": False, "state": "running", "steps_left": 1, **kw}
+        )
 
     assert step_environment_error(step(ok, mistake)) is None  # the policy's own mistake is graded
     assert step_environment_error(step(ok, down)) == "crm__x: service_unavailable: no answer within 5 s"

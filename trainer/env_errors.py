@@ -12,16 +12,12 @@ called it wrongly (unknown tool, bad arguments, a 404) is an observation, graded
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from compoworld.contracts import ToolResult
 from compoworld.errors import CompoWorldError
-from trainer.orchestrator_client import StepResult
+from orchestrator.api import ENVIRONMENT_ERROR_CODES, StepResponse
 
 __all__ = ["ENVIRONMENT_ERROR_CODES", "PromptTooLongError", "result_error_code", "step_environment_error"]
-
-# The same codes as orchestrator.api.ENVIRONMENT_ERROR_CODES (the trainer talks to the orchestrator
-# over HTTP only, so it keeps its own copy; tests/test_trainer_env_errors.py checks they agree).
-ENVIRONMENT_ERROR_CODES = frozenset({"service_unavailable", "episode_gone"})
 
 
 class PromptTooLongError(CompoWorldError, ValueError):
@@ -35,18 +31,13 @@ class PromptTooLongError(CompoWorldError, ValueError):
 def result_error_code(content: str) -> tuple[str, str] | None:
     """(code, message) of a failed tool-result envelope, or None for a success or non-envelope."""
     try:
-        envelope: Any = json.loads(content)
+        result = ToolResult.from_envelope(json.loads(content))
     except (TypeError, ValueError):
         return None
-    if not isinstance(envelope, dict) or envelope.get("success") is not False:
-        return None
-    error = envelope.get("error")
-    if not isinstance(error, dict):
-        return None
-    return str(error.get("code", "")), str(error.get("message", ""))
+    return None if result.success else (result.code, result.message)
 
 
-def step_environment_error(step: StepResult) -> str | None:
+def step_environment_error(step: StepResponse) -> str | None:
     """Why the environment failed this step, or None when every result is the policy's to own."""
     if step.environment_error:
         return step.environment_error

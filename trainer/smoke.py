@@ -33,10 +33,10 @@ from typing import Annotated, Any
 import typer
 
 from compoworld.errors import CompoWorldError
+from orchestrator.client import OrchestratorClient, OrchestratorError
 from orchestrator.models import Task
 from orchestrator.tasksource import read_tasks
 from trainer.grpo import grpo_advantages, ppo_clip_loss
-from trainer.orchestrator_client import OrchestratorClient, OrchestratorError
 from trainer.smoke_env import (
     SmokeSetupError,
     generate_smoke_tasks,

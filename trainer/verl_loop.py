@@ -43,9 +43,9 @@ from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, 
 from verl.experimental.agent_loop.tool_parser import FunctionCall
 from verl.tools.schemas import OpenAIFunctionSchema, OpenAIFunctionToolSchema, ToolResponse
 
+from orchestrator.client import OrchestratorClient, OrchestratorError
 from orchestrator.reward import group_reward_report
 from trainer.env_errors import PromptTooLongError, step_environment_error
-from trainer.orchestrator_client import OrchestratorClient, OrchestratorError
 from trainer.rollout_log import RolloutRecord, append_rollout
 from trainer.tokenizer import answer_text
 
