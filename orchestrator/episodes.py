@@ -34,11 +34,12 @@ from orchestrator.arguments import BadArguments, parse_arguments
 from orchestrator.discovery import EpisodeReader, ServiceDirectory
 from orchestrator.errors import EpisodeBusy, EpisodeNotFound
 from orchestrator.exposure import MetaAnswer, Route, ToolRef, build_exposure, tool_refs
-from orchestrator.grading import Grader, default_grader, rubric_score
+from orchestrator.grading import Grader, default_grader
 from orchestrator.lifecycle import EpisodeRecord, EpisodeState, OrchestratorConfig
 from orchestrator.models import Task, Trajectory, Verdict
 from orchestrator.naming import seeded_rng
 from orchestrator.prompts import build_prompt
+from orchestrator.rubric import complete, rubric_score
 from orchestrator.store import EpisodeStore, InMemoryEpisodeStore
 from orchestrator.tasksource import TaskRegistry
 from orchestrator.trajectory import to_trajectory
@@ -272,7 +273,7 @@ class Orchestrator:
     async def _grade(self, rec: EpisodeRecord, answer: str, reason: str) -> None:
         verdicts = await self.grader(rec.task.rubric, EpisodeReader(self.directory, rec.id), answer)
         rec.verdicts = list(verdicts)
-        rec.score, rec.complete = rubric_score(rec.task.rubric, rec.verdicts)
+        rec.score, rec.complete = rubric_score(rec.verdicts), complete(rec.verdicts)
         rec.answer = answer
         if reason == "answered":
             rec.messages.append({"role": "assistant", "content": answer})

@@ -210,6 +210,6 @@ def test_score_is_the_importance_weighted_pass_fraction_and_complete_needs_all()
     rubric = Rubric(specs)
     verdicts = asyncio.run(rubric.evaluate(DictReader({}), "b"))
     assert [v.passed for v in verdicts] == [False, True]
-    assert rubric.score(verdicts) == pytest.approx(0.75) and rubric_score(verdicts) == pytest.approx(0.5)
+    assert rubric.score(verdicts) == pytest.approx(0.75) == rubric_score(verdicts)
     assert not complete(verdicts) and not complete([])
     assert complete(asyncio.run(rubric.evaluate(DictReader({}), "a and b")))

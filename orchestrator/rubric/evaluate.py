@@ -8,6 +8,7 @@ reason; a reader that cannot reach its service raises (an infrastructure failure
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 
 from orchestrator.models import CriterionSpec, Verdict
@@ -41,15 +42,15 @@ async def evaluate(
     return list(await asyncio.gather(*(_one(c, reader, answer, reg) for c in criteria)))
 
 
-def rubric_score(verdicts: Sequence[Verdict], criteria: Sequence[CriterionSpec] | None = None) -> float:
-    """Importance-weighted fraction of criteria passed (static weights: the n = 1 case of the reward)."""
-    if not verdicts:
+def rubric_score(verdicts: Sequence[Verdict]) -> float:
+    """Importance-weighted fraction of criteria passed (static weights: the n = 1 case of the reward).
+
+    Each verdict carries its criterion's importance s_c, so the verdicts alone are the input.
+    """
+    total = math.fsum(v.importance for v in verdicts)
+    if not verdicts or total <= 0:
         return 0.0
-    weight = {c.id: c.importance for c in criteria or ()}
-    total = sum(weight.get(v.id, 1.0) for v in verdicts)
-    if total <= 0:
-        return 0.0
-    return sum(weight.get(v.id, 1.0) for v in verdicts if v.passed) / total
+    return math.fsum(v.importance for v in verdicts if v.passed) / total
 
 
 def complete(verdicts: Sequence[Verdict]) -> bool:
@@ -68,7 +69,7 @@ class Rubric:
         return await evaluate(self.criteria, reader, answer, registry=self.registry)
 
     def score(self, verdicts: Sequence[Verdict]) -> float:
-        return rubric_score(verdicts, self.criteria)
+        return rubric_score(verdicts)
 
     @staticmethod
     def complete(verdicts: Sequence[Verdict]) -> bool:
