@@ -44,9 +44,7 @@ def summary_table(summary: RunSummary, title: str) -> Table:
     return table
 
 
-def _agent_defaults(
-    agent: str, settings: Settings, concurrency: int, base_url: str | None
-) -> dict[str, Any]:
+def _agent_defaults(agent: str, settings: Settings, concurrency: int, base_url: str | None) -> dict[str, Any]:
     """What the settings supply for the options ``agent`` takes (an option the user gave wins)."""
     defaults = {
         "model": settings.llm_model if base_url or settings.llm_base_url else None,

@@ -20,6 +20,7 @@ from typing import Any
 from compoworld.contracts import ToolResult
 from compoworld.errors import CompoWorldError
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
 from orchestrator.api import (
     ENVIRONMENT_ERROR_CODES,
@@ -37,7 +38,6 @@ from orchestrator.exposure import MetaAnswer, Route, ToolRef, build_exposure, to
 from orchestrator.grading import Grader, default_grader
 from orchestrator.lifecycle import EpisodeRecord, EpisodeState, OrchestratorConfig
 from orchestrator.models import Task, Trajectory, Verdict
-from orchestrator.naming import seeded_rng
 from orchestrator.prompts import build_prompt
 from orchestrator.rubric import complete, rubric_score
 from orchestrator.store import EpisodeStore, InMemoryEpisodeStore

@@ -7,25 +7,13 @@ needed, shortened with a hash suffix; the caller keeps the map back to (service,
 from __future__ import annotations
 
 import hashlib
-import random
 import re
 
-__all__ = ["MAX_NAME", "SEP", "direct_name", "seeded_rng", "stable_int"]
+__all__ = ["MAX_NAME", "SEP", "direct_name"]
 
 MAX_NAME = 64
 SEP = "__"
 _BAD = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def stable_int(*parts: object) -> int:
-    """A 64-bit integer from sha256 of the parts (never Python's salted ``hash()``)."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
-def seeded_rng(*parts: object) -> random.Random:
-    """A private RNG seeded from names, so every ordering decision is reproducible."""
-    return random.Random(stable_int(*parts))
 
 
 def direct_name(service: str, tool: str) -> str:

@@ -20,12 +20,12 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from compoworld.errors import CompoWorldError
+from compoworld.seeding import derive_seed
 from orchestrator.agents.base import Agent, Policy
 from orchestrator.api import OpenRequest, StepRequest, ToolCall
 from orchestrator.backends import EpisodeBackend
 from orchestrator.errors import EpisodeConflict
 from orchestrator.models import DiscoverMode, Task, Trajectory
-from orchestrator.naming import stable_int
 
 __all__ = ["RunConfig", "RunSummary", "episode_seed", "read_trajectories", "run_episode", "run_tasks"]
 
@@ -65,7 +65,7 @@ class RunSummary:
 
 
 def episode_seed(base: int, task_id: str, rollout_idx: int) -> int:
-    return stable_int("rollout", base, task_id, rollout_idx) % (2**31)
+    return derive_seed("rollout", base, task_id, rollout_idx) % (2**31)
 
 
 async def run_episode(

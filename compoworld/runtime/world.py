@@ -19,7 +19,6 @@ overlaid on every call), and every simulated write is recorded in the typed ``ac
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 import random
@@ -43,6 +42,7 @@ from compoworld.runtime.worldstate import (
     known_objects,
     main_object,
 )
+from compoworld.seeding import derive_seed
 
 __all__ = ["WorldModel", "generate_value"]
 
@@ -50,8 +50,7 @@ log = logging.getLogger(__name__)
 
 
 def _seed_of(*parts: Any) -> int:
-    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    return derive_seed(json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str))
 
 
 def _scalars(args: dict[str, Any]) -> dict[str, Any]:

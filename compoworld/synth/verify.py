@@ -10,7 +10,6 @@ the reason so the build can switch it to the simulated backend.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from compoworld.manifest import ToolDef
 from compoworld.patterns import first_error, schema_validator
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.runtime.world import generate_value
+from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
 
@@ -63,7 +63,7 @@ _Failure = CheckFailure
 
 
 def _rng(*parts: str) -> random.Random:
-    return random.Random(int.from_bytes(hashlib.sha256("/".join(parts).encode()).digest()[:8], "big"))
+    return seeded_rng("verify", *parts)
 
 
 class _Checker:

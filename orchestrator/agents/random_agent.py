@@ -12,11 +12,11 @@ import json
 import random
 from typing import Any
 
+from compoworld.seeding import seeded_rng
 from orchestrator.agents.base import Action
 from orchestrator.agents.schema_values import random_value
 from orchestrator.api import OpenResponse
 from orchestrator.models import Task
-from orchestrator.naming import seeded_rng
 
 __all__ = ["RandomAgent"]
 

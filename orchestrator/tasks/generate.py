@@ -1,6 +1,6 @@
 """Generate verified cross-service tasks from a library: walk, replay, rubric, instruction, verify.
 
-Each task index has its own rng (sha256 of seed and index), so a task depends only on the
+Each task index has its own rng (``compoworld.seeding`` of seed and index), so a task depends only on the
 library, the options and its index: the same seed reproduces the same file byte for byte.
 Everything runs in-process on forks (one event loop for the whole batch). A walk that
 fails, or a task that does not verify, is retried a bounded number of times and then
@@ -10,7 +10,6 @@ reported, never written.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 import re
 import time
@@ -21,6 +20,7 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.seeding import derive_seed, seeded_rng
 from compoworld.settings import Settings
 from orchestrator.graph.build import build_graph
 from orchestrator.graph.model import ToolGraph
@@ -97,11 +97,6 @@ class GenerationReport(BaseModel):
         return self.produced / self.seconds if self.seconds > 0 else 0.0
 
 
-def _rng(*parts: Any) -> random.Random:
-    text = ":".join(str(p) for p in parts)
-    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
-
-
 def held_out(spec: Sequence[str], services: Sequence[str], seed: int) -> list[str]:
     """Held-out services: names as given, or one fraction (``["0.2"]``) chosen by the seed."""
     if len(spec) == 1:
@@ -111,7 +106,7 @@ def held_out(spec: Sequence[str], services: Sequence[str], seed: int) -> list[st
             share = -1.0
         if 0 < share < 1:
             count = max(1, round(share * len(services)))
-            return sorted(_rng("split", seed).sample(sorted(services), count))
+            return sorted(seeded_rng("split", seed).sample(sorted(services), count))
     unknown = sorted(set(spec) - set(services))
     if unknown:
         raise ValueError(f"--split-services names services not in the library: {', '.join(unknown)}")
@@ -168,7 +163,7 @@ class TaskGenerator:
 
     async def one(self, index: int, report: GenerationReport) -> tuple[Task, TaskCheck] | None:
         """The verified task of one index, or None after ``attempts`` failed tries (reasons in the report)."""
-        rng = _rng(self.options.seed, index)
+        rng = seeded_rng(self.options.seed, index)
         for attempt in range(self.options.attempts):
             report.walks += 1
             try:
@@ -238,9 +233,7 @@ class TaskGenerator:
             raise DraftRejected("instruction would reveal a looked-up value")
         text = instruction.text
         if self.paraphraser is not None:
-            text = await self.paraphraser(
-                instruction, int.from_bytes(hashlib.sha256(episode.encode()).digest()[:4], "big")
-            )
+            text = await self.paraphraser(instruction, derive_seed("paraphrase", episode) % 2**32)
         return self._task(rng, index, walk, sources, answers, rubric, hashes, text, distractors)
 
     def _distractors(self, rng: random.Random, services: list[str]) -> list[str]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import hashlib
 import json
 import random
 from collections.abc import Callable, Mapping
@@ -25,6 +24,7 @@ from typing import Any, Literal
 
 from compoworld.manifest import EntityDef, ServiceManifest, ToolDef
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.seeding import seeded_rng
 from orchestrator.models import CriterionSpec, Task, WalkStep
 from orchestrator.rubric.answers import decimals_needed, parse_stamp
 from orchestrator.rubric.base import StateReader
@@ -113,8 +113,7 @@ def register_solution(kind: str, family: Family) -> Callable[[Maker], Maker]:
 
 
 def rng_for(task: Task, kind: str) -> random.Random:
-    digest = hashlib.sha256(f"solution:{task.id}:{kind}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+    return seeded_rng("solution", task.id, kind)
 
 
 # -- answers ------------------------------------------------------------------------------
