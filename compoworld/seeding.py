@@ -8,9 +8,11 @@ in every process and on every machine.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
+from typing import Any
 
-__all__ = ["derive_seed", "seeded_rng"]
+__all__ = ["derive_seed", "seeded_rng", "value_seed"]
 
 _SEP = "\x1f"  # unit separator: ("a/b", "c") and ("a", "b/c") never collide
 
@@ -24,3 +26,8 @@ def derive_seed(*parts: object) -> int:
 def seeded_rng(*parts: object) -> random.Random:
     """A private ``random.Random`` seeded from the parts."""
     return random.Random(derive_seed(*parts))
+
+
+def value_seed(*parts: Any) -> int:
+    """``derive_seed`` of JSON values (call arguments, rows): canonically serialised, so key order never matters."""
+    return derive_seed(json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str))

@@ -11,8 +11,6 @@ later read, a state hash and a rubric criterion all see it.
 from __future__ import annotations
 
 import copy
-import hashlib
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +28,7 @@ from compoworld.runtime.ops import (
 )
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
+from compoworld.seeding import seeded_rng
 
 __all__ = ["op_action"]
 
@@ -115,7 +114,7 @@ def _write(
 
 def _defaults(table: EntityTable, values: dict[str, Any], seq: int) -> None:
     """A required column the call left unset gets a deterministic value, as a server default would."""
-    rng = random.Random(int.from_bytes(hashlib.sha256(f"{table.name}:{seq}".encode()).digest()[:8], "big"))
+    rng = seeded_rng("action-default", table.name, seq)
     for column in table.columns:
         if not column.nullable and not column.primary_key and values.get(column.name) is None:
             values[column.name] = generate_value(column.json_schema or {"type": "string"}, rng, column.name)

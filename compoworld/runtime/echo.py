@@ -9,7 +9,6 @@ field's own schema accepts it, so the response stays valid against the declared 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from functools import lru_cache
@@ -19,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from compoworld.manifest import EntityDef, ToolDef
 from compoworld.runtime.generate import generate_value
+from compoworld.seeding import value_seed
 
 __all__ = ["describes_row", "echo", "id_like", "norm", "reflect_row", "row_source"]
 
@@ -125,15 +125,10 @@ def describes_row(schema: Any, entity: EntityDef) -> bool:
     return hits * 2 >= len(props) and hits >= min(2, len(props))
 
 
-def _seed(*parts: Any) -> int:
-    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-
-
 def reflect_row(tool: ToolDef, row: dict[str, Any], entity: EntityDef, args: dict[str, Any]) -> Any:
     """The tool's declared response, generated deterministically and filled from ``row`` and the inputs."""
     schema = tool.output_schema or {"type": "object"}
-    value = generate_value(schema, random.Random(_seed(tool.name, row.get(entity.pk))), tool.name)
+    value = generate_value(schema, random.Random(value_seed(tool.name, row.get(entity.pk))), tool.name)
     value = echo(value, row_source(row, entity), schema, keep=frozenset({norm(entity.name + "id")}))
     scalars = {norm(k): v for k, v in args.items() if not isinstance(v, (dict, list))}
     return echo(value, scalars, schema, ids=False)

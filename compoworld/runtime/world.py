@@ -42,15 +42,11 @@ from compoworld.runtime.worldstate import (
     known_objects,
     main_object,
 )
-from compoworld.seeding import derive_seed
+from compoworld.seeding import value_seed
 
 __all__ = ["WorldModel", "generate_value"]
 
 log = logging.getLogger(__name__)
-
-
-def _seed_of(*parts: Any) -> int:
-    return derive_seed(json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str))
 
 
 def _scalars(args: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +109,7 @@ class WorldModel:
     # -- proposing a response ---------------------------------------------------------------
 
     def _offline(self, tool: ToolDef, args: dict[str, Any], today: str, salt: int) -> Any:
-        rng = random.Random(_seed_of(self.service, tool.name, args, salt))
+        rng = random.Random(value_seed(self.service, tool.name, args, salt))
         schema = tool.output_schema or {"type": "object", "properties": {"id": {"type": "string"}}}
         return generate_value(schema, rng, tool.name, today)
 
@@ -140,7 +136,7 @@ class WorldModel:
         )
         for _ in range(self.retries + 1):
             try:
-                value = await self.llm.complete_json(system, user, seed=_seed_of(tool.name, args) % 2**31)
+                value = await self.llm.complete_json(system, user, seed=value_seed(tool.name, args) % 2**31)
             except LLMError as exc:
                 log.warning("world model LLM failed for %s.%s: %s", self.service, tool.name, exc)
                 return None
