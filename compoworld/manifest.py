@@ -76,6 +76,10 @@ class EntityDef(BaseModel):
         default="",
         description="What makes this entity's keys unique in the library (<service>.<entity>); see compoworld.keys.",
     )
+    key_kind: str | None = Field(
+        default=None,
+        description="When the key is itself a typed value (a country code, a phone number, a date): its kind.",
+    )
     population_role: str | None = Field(
         default=None,
         description="The population role its rows are cast from (customer, staff, client...), if any.",

@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compoworld.manifest import ServiceManifest, ToolDef
+from compoworld.manifest import EntityDef, ServiceManifest, ToolDef
 from compoworld.specs.model import ServiceSpec
 from compoworld.synth.classify import classify_tools
 from compoworld.synth.domain import infer_domain
 from compoworld.synth.entities import infer_entities
 from compoworld.synth.seed import derive_seed, row_count, seed_data
+from compoworld.synth.tagging import tag_column
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -72,7 +73,10 @@ def synthesize(
         for e in inference.entities
     }
     domain = infer_domain(service, spec.title, spec.categories)
-    keyed = [e.model_copy(update={"key_space": f"{service}.{e.name}"}) for e in inference.entities]
+    keyed = [
+        e.model_copy(update={"key_space": f"{service}.{e.name}", "key_kind": _key_kind(e)})
+        for e in inference.entities
+    ]
     data = seed_data(service, keyed, counts, domain=domain, enums=enums)
     roles = data.cast.get("roles", {})
     entities = [
@@ -105,6 +109,18 @@ def with_overrides(base: Synthesis, overrides: dict[str, str]) -> Synthesis:
         return base
     tools = [simulate(t, overrides[t.name]) if t.name in overrides else t for t in base.manifest.tools]
     return Synthesis(base.manifest.model_copy(update={"tools": tools}), base.seed, base.cast)
+
+
+_TYPED_KEYS = frozenset({"country", "currency", "language", "phone", "date", "date-time", "email", "url"})
+
+
+def _key_kind(entity: EntityDef) -> str | None:
+    """The typed kind of a key that is a value in its own right (``/countries/{country}``, a phone number)."""
+    pk = entity.column(entity.pk)
+    if pk is None or pk.type != "string":
+        return None
+    kind = tag_column(pk.source_name or pk.name, pk.json_schema, entity.name)
+    return kind if kind in _TYPED_KEYS else None
 
 
 def tool_enums(tools: list[ToolDef]) -> dict[tuple[str, str], list[Any]]:

@@ -262,9 +262,11 @@ class _Seeder:
             cohere(entity, row, self.entities, self.rows, ctx)
             for column in entity.columns:
                 last = (split_words(column.name) or [""])[-1]
+                typed = column.semantic is not None or column.format is not None  # a phone, a postcode
                 if (
                     column.type == "string"
                     and not column.enum
+                    and not typed
                     and last in _UNIQUE_WORDS
                     and row[column.name] is not None
                 ):

@@ -50,19 +50,32 @@ def _copy_into(embedded: dict[str, Any], key: Any, target: EntityDef, row: dict[
     by_name = {c.name.lower(): c for c in target.columns} | {
         (c.source_name or "").lower(): c for c in target.columns if c.source_name
     }
-    for field in list(embedded):
+    copies: dict[str, Any] = {}
+    for field in embedded:
         low = field.lower()
         if low in ("id", f"{target.name}_id") or low == target.pk.lower():
-            embedded[field] = (
-                key if not isinstance(embedded[field], str) or isinstance(key, str) else str(key)
-            )
+            copies[field] = key if not isinstance(embedded[field], str) or isinstance(key, str) else str(key)
             continue
         column = by_name.get(low)
         value = row.get(column.name) if column is not None else None
         if value is None and low in ("name", "display_name", "full_name", "title", "label"):
             value = _label(target, row)
         if value is not None and type(value) is type(embedded[field]) and not isinstance(value, (dict, list)):
-            embedded[field] = value
+            copies[field] = value
+    dated = [f for f in embedded if _is_stamp(embedded[f])]
+    if any(f not in copies for f in dated):  # half copied, half generated dates would break their order
+        copies = {f: v for f, v in copies.items() if f not in dated}
+    embedded.update(copies)
+
+
+def _is_stamp(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) >= 10
+        and value[4:5] == "-"
+        and value[7:8] == "-"
+        and value[:4].isdigit()
+    )
 
 
 def _references(entity: EntityDef) -> dict[str, ColumnDef]:

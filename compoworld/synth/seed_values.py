@@ -58,6 +58,7 @@ _DONE |= frozenset(
 )
 _BIRTH = frozenset({"birth", "birthday", "dob", "birthdate"})
 #: Types only a member can give: absent from the member, the field stays empty rather than made up.
+_ID_LAST = frozenset({"id", "ids", "code", "number", "key", "ref", "uuid"})
 _MEMBER_TYPED = frozenset(
     {"iban", "bic", "email", "phone", "company_name", "person_name", "first_name", "last_name"}
 )
@@ -177,10 +178,33 @@ class RowContext:
         return self.population.contact_at(member)
 
 
-def _iso(moment: datetime, fmt: str) -> str:
+def _iso(moment: datetime, fmt: str, schema: dict[str, Any] | None = None) -> str:
+    """The moment as ISO 8601 in the rendering the field's pattern or example asks for."""
     if fmt == "date":
         return moment.date().isoformat()
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    forms = [
+        moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        moment.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        moment.strftime("%Y-%m-%dT%H:%M:%S+00:00"),
+        moment.strftime("%Y-%m-%dT%H:%M:%S"),
+    ]
+    schema = schema or {}
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    fitting = [
+        f
+        for f in forms
+        if (not isinstance(low, int) or len(f) >= low) and (not isinstance(high, int) or len(f) <= high)
+    ]
+    forms = fitting or forms
+    example, pattern = schema.get("example"), schema.get("pattern")
+    if isinstance(example, str) and re.search(r"\.\d+Z$", example) and len(forms) > 1:
+        forms.sort(key=lambda f: "." not in f)
+    if isinstance(pattern, str):
+        try:
+            return next((f for f in forms if re.search(pattern, f)), forms[0])
+        except re.error:
+            return forms[0]
+    return forms[0]
 
 
 def _country_value(code: str, schema: dict[str, Any], words: set[str]) -> str:
@@ -226,8 +250,9 @@ def semantic_value(semantic: str, name: str, schema: dict[str, Any], ctx: RowCon
     }
     if semantic in ("date", "date-time"):
         if words & _BIRTH and person is not None:
-            return person.birthday if semantic == "date" else f"{person.birthday}T00:00:00Z"
-        return _iso(ctx.timeline.moment(name, ctx.rng), semantic)
+            born = datetime.fromisoformat(person.birthday).replace(tzinfo=UTC)
+            return _iso(born, semantic, schema)
+        return _iso(ctx.timeline.moment(name, ctx.rng), semantic, schema)
     own = ctx.cast_person and member is ctx.subject and person is not None
     if semantic == "title" and own and person is not None and words & {"title", "job", "position"}:
         return person.job_title
@@ -308,7 +333,11 @@ def _named(name: str, schema: dict[str, Any], ctx: RowContext) -> str | None:
         return ctx.staff.name
     if last in ("department", "division", "team"):
         return rng.choice(_DEPARTMENTS)
-    if words & {"job", "occupation", "profession", "position"} and person is not None:
+    if (
+        words & {"job", "occupation", "profession", "position"}
+        and person is not None
+        and last not in _ID_LAST
+    ):
         return person.job_title
     if last in ("username", "login", "handle", "nickname") and person is not None:
         return person.username
@@ -551,16 +580,17 @@ def json_value(
         raw_props = schema.get("properties")
         props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
         required = set(schema.get("required") or [])
-        keys = [k for k in props if k in required] + [k for k in props if k not in required][
-            : max(0, 8 - len(required))
-        ]
+        optional = sorted((k for k in props if k not in required), key=_rank)
+        keys = [k for k in props if k in required] + optional[: max(0, 12 - len(required))]
         if depth > 2:
             keys = [k for k in keys if k in required]
-        return {
-            k: json_value(_scoped(name, k), props[k], ctx, depth + 1, inner)
-            for k in keys
-            if isinstance(props[k], dict)
-        }
+        out: dict[str, Any] = {}
+        for k in sorted(keys, key=list(props).index):
+            if isinstance(props[k], dict):
+                value = json_value(_scoped(name, k), props[k], ctx, depth + 1, inner)
+                if value is not None or _nullable(props[k]):  # a member without an IBAN: leave it out
+                    out[k] = value
+        return out
     scoped = _in_scope(name, schema, scope, ctx)
     if scoped is not None:
         return scoped
@@ -568,6 +598,21 @@ def json_value(
     if kind is None:
         return _text(name, {}, semantic, ctx)
     return scalar_value(name, schema, semantic, ctx)
+
+
+_RANKED = (
+    frozenset({"amount", "total", "price", "quantity", "qty", "unit", "currency", "subtotal"}),
+    frozenset(
+        {"name", "email", "phone", "title", "description", "status", "date", "street", "city", "country"}
+    ),
+    frozenset({"id", "code", "number", "url", "postal", "line1", "type"}),
+)
+
+
+def _rank(key: str) -> int:
+    """Which nested fields to fill first: money and quantities, then identity and place, then ids."""
+    words = set(split_words(key))
+    return next((i for i, group in enumerate(_RANKED) if words & group), len(_RANKED))
 
 
 def _nullable(schema: dict[str, Any]) -> bool:

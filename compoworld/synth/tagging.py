@@ -122,6 +122,8 @@ def _text_tag(words: list[str], entity: str, has_enum: bool) -> str | None:
         "homepage",
         "href",
         "urls",
+        "uris",
+        "hrefs",
         "links",
         "websites",
     } or joined.endswith("web_site"):
@@ -132,11 +134,13 @@ def _text_tag(words: list[str], entity: str, has_enum: bool) -> str | None:
         return "date-time"
     if last in {"date", "birthday", "dob", "on"} or (last == "day" and "birth" in words):
         return "date"
-    if last in {"phone", "mobile", "fax", "tel", "telephone", "msisdn", "phones"} or "phone" in words:
+    if last in {"phone", "mobile", "fax", "tel", "telephone", "msisdn", "phones"} or (
+        "phone" in words and last in {"number", "numbers", "no", "num"}
+    ):
         return "phone"
     if last == "currency" or joined in {"currency_code", "currency_iso"}:
         return "currency"
-    if last == "country" or joined.endswith(("country_code", "country_iso")):
+    if {"country", "countries"} & set(words) and last not in {"id", "ids", "uuid", "count", "flag"}:
         return "country"
     if joined in {"first_name", "given_name", "firstname", "forename"}:
         return "first_name"
@@ -178,7 +182,9 @@ def _text_tag(words: list[str], entity: str, has_enum: bool) -> str | None:
         return "text"
     if last == "status" or (last == "state" and has_enum):
         return "status"
-    if last in {"language", "locale", "lang"}:
+    if last in {"language", "locale", "lang", "languages", "locales"} or (
+        {"language", "lang", "locale"} & set(words) and last in {"code", "tag", "iso", "codes"}
+    ):
         return "language"
     if last in {"timezone", "tz"} or joined.endswith("time_zone"):
         return "timezone"
