@@ -37,6 +37,8 @@ Signals: raised and caught inside one component, never seen by its callers.
 ToolFailure                              compoworld.runtime.ops         a typed-state or world-model failure -> ToolResult.fail
 CheckFailure                             compoworld.synth.verify_world  a conformance check failed -> ToolCheck.failure
 ArgumentError (ValueError)               compoworld.runtime.validate    arguments refused -> ToolResult.fail
+Rejected                                 compoworld.runtime.rest        a REST request refused before any tool ran
+TwinFailure                              compoworld.synth.twin          a checked call's two routes disagree -> a failed check
 DraftRejected                            orchestrator.tasks.walkstate   a walk or draft that cannot be a task (a reason)
 UnusableRecord (ValueError)              trainer.sft_format             an SFT input line dropped -> a counted reason
 """

@@ -17,12 +17,15 @@ from compoworld.errors import LibraryError
 
 __all__ = [
     "ActionDef",
+    "PAGING_ROLES",
     "ColumnDef",
     "ColumnType",
     "EntityDef",
     "Operation",
+    "ResponseShape",
     "ServiceManifest",
     "ToolDef",
+    "default_response",
     "library_folders",
     "load_manifest",
     "load_manifests",
@@ -31,6 +34,11 @@ __all__ = [
 ColumnType = Literal["integer", "number", "string", "boolean", "json"]
 Operation = Literal["create", "read", "list", "search", "update", "delete", "action"]
 READ_OPERATIONS: frozenset[str] = frozenset({"read", "list", "search"})
+#: What a paging field of a list body says: matching rows, rows in this page, page size, offset,
+#: page number, page count, the next/previous page's cursor (or URL), whether more rows follow.
+PAGING_ROLES: frozenset[str] = frozenset(
+    {"total", "count", "limit", "offset", "page", "pages", "next", "prev", "has_more"}
+)
 
 
 class ColumnDef(BaseModel):
@@ -128,6 +136,73 @@ class ActionDef(BaseModel):
     )
 
 
+class ResponseShape(BaseModel):
+    """The success body a tool answers with, as its spec declares it, and where the rows sit in it.
+
+    Written by synthesis, read by the runtime's shaper (``compoworld.runtime.shape``) and by
+    everything that reads tool results (task generation, the graph): ask it, never guess, where
+    an entity row is in a body and under which key a column travels.
+    """
+
+    status: int = Field(default=200, description="The success status the spec declares (200, 201, 204...).")
+    body: bool = Field(default=True, description="False when the success answer has no body (204).")
+    declared: bool = Field(
+        default=False,
+        description="Whether the body follows a schema the spec declares (False: CompoWorld's own shape).",
+    )
+    rows_at: list[str] = Field(
+        default_factory=list,
+        description="Keys from the body root to the row, or the list of rows ([]: root).",
+    )
+    many: bool = Field(default=False, description="Whether ``rows_at`` holds a list of rows.")
+    fields: dict[str, str] = Field(
+        default_factory=dict,
+        description="Column -> key of that column in a body row (the columns it carries).",
+    )
+    paging: dict[str, str] = Field(
+        default_factory=dict, description="Dotted body path of a paging field -> its role (PAGING_ROLES)."
+    )
+    errors: dict[str, int] = Field(
+        default_factory=dict,
+        description="Error code (not_found, invalid_arguments...) -> declared HTTP status.",
+    )
+    error_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON schema of the spec's declared error body, if it declares one."
+    )
+
+    def rows(self, body: Any) -> list[tuple[str, dict[str, Any]]] | None:
+        """(concrete path prefix, row as in the body) of every row of a success body; None if it holds none."""
+        node = body
+        prefix = ""
+        for key in self.rows_at:
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node, prefix = node[key], f"{prefix}{key}."
+        if self.many:
+            if not isinstance(node, list):
+                return None
+            return [(f"{prefix}{i}.", r) for i, r in enumerate(node) if isinstance(r, dict)]
+        return [(prefix, node)] if isinstance(node, dict) else None
+
+    def key_of(self, column: str) -> str:
+        """The body key a column travels under in a row."""
+        return self.fields.get(column, column)
+
+    def to_columns(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A body row keyed by column names (the keys of typed state)."""
+        if not self.fields:
+            return dict(row)
+        back = {key: column for column, key in self.fields.items()}
+        return {back[k]: v for k, v in row.items() if k in back}
+
+
+def default_response(operation: str, status: int | None = None) -> ResponseShape:
+    """CompoWorld's own shape, for a tool whose spec declares no body: a row, or ``{items, total}``."""
+    if operation in ("list", "search"):
+        return ResponseShape(status=status or 200, rows_at=["items"], many=True, paging={"total": "total"})
+    return ResponseShape(status=status or (201 if operation == "create" else 200))
+
+
 class ToolDef(BaseModel):
     """One tool and how it is executed."""
 
@@ -150,6 +225,24 @@ class ToolDef(BaseModel):
         default_factory=dict,
         description="Where each argument travels on the REST route: path|query|header|body.",
     )
+    wire_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="Argument -> its name on the REST route, where the spec's name is no safe argument name.",
+    )
+    arg_styles: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Argument -> how a query/header array or object travels, where not one repeated key per "
+            "value: csv, spaceDelimited, pipeDelimited, deepObject."
+        ),
+    )
+    body_media: str | None = Field(
+        default=None,
+        description="Media type the spec declares for the request body (JSON, form or multipart).",
+    )
+    body_whole: str | None = Field(
+        default=None, description="Argument that is the whole request body (a body that is not an object)."
+    )
     arg_columns: dict[str, str] = Field(
         default_factory=dict,
         description="Argument -> column it sets (create/update) or filters on (list/search).",
@@ -167,6 +260,28 @@ class ToolDef(BaseModel):
         description="Dotted response field path -> semantic type ('[]' marks list items).",
     )
     action: ActionDef | None = Field(default=None, description="The state change of an action-backend tool.")
+    response: ResponseShape | None = Field(
+        default=None,
+        description="The declared success body and where its rows sit (None: CompoWorld's own shape).",
+    )
+
+    @property
+    def shape(self) -> ResponseShape:
+        """The response shape, CompoWorld's own when synthesis recorded none."""
+        if self.response is not None:
+            return self.response
+        shape = default_response(self.operation)
+        if shape.many and self.output_schema.get("type") == "array":
+            shape.rows_at = []
+        return shape
+
+    def rows_in(self, body: Any) -> list[tuple[str, dict[str, Any]]] | None:
+        """(path prefix, row keyed by column names) of every entity row in a success body of this tool."""
+        found = self.shape.rows(body)
+        if found is None:
+            return None
+        shape = self.shape
+        return [(prefix, shape.to_columns(row)) for prefix, row in found]
 
     @property
     def is_write(self) -> bool:

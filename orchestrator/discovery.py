@@ -25,6 +25,7 @@ import httpx
 
 from compoworld.contracts import ToolResult
 from compoworld.errors import CompoWorldError, EpisodeError, ServiceUnavailable
+from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 from orchestrator.errors import InvalidRequest
@@ -234,7 +235,7 @@ class HttpService:
 
     async def tool_schemas(self) -> list[dict[str, Any]]:
         if self._schemas is None:
-            resp = await self._request("GET", f"{self.urls[0]}/tools")
+            resp = await self._request("GET", f"{self.urls[0]}{RESERVED_PREFIX}/tools")
             if resp.status_code != 200:
                 raise ServiceUnavailable(self.name, f"GET /tools answered HTTP {resp.status_code}")
             self._schemas = list(resp.json())
@@ -243,17 +244,21 @@ class HttpService:
     async def fork(self, episode_id: str, today: str | None) -> None:
         base = pick_replica(episode_id, await self.replicas.candidates())
         body = {"episode_id": episode_id, "today": today}
-        resp = await self._request("POST", f"{base}/admin/episodes", json=body, headers=self._admin)
+        resp = await self._request(
+            "POST", f"{base}{RESERVED_PREFIX}/admin/episodes", json=body, headers=self._admin
+        )
         if resp.status_code >= 300:
             raise ServiceUnavailable(self.name, f"fork answered HTTP {resp.status_code}: {resp.text[:200]}")
         self._pins[episode_id] = base
 
     async def delete(self, episode_id: str) -> None:
         base = self._pins.pop(episode_id, None) or pick_replica(episode_id, self.urls)
-        await self._request("DELETE", f"{base}/admin/episodes/{episode_id}", headers=self._admin)
+        await self._request(
+            "DELETE", f"{base}{RESERVED_PREFIX}/admin/episodes/{episode_id}", headers=self._admin
+        )
 
     async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> ToolResult:
-        url = f"{self.base(episode_id)}/tools/{tool}"
+        url = f"{self.base(episode_id)}{RESERVED_PREFIX}/tools/{tool}"
         try:
             resp = await self._request("POST", url, json=args, headers={"X-Episode-Id": episode_id})
         except ServiceUnavailable as exc:
@@ -264,7 +269,7 @@ class HttpService:
             return unavailable(self.name, f"HTTP {resp.status_code} without a tool-result envelope ({exc})")
 
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        url = f"{self.base(episode_id)}/admin/episodes/{episode_id}/select"
+        url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/select"
         body = {"queries": [{"table": table, "where": where}]}
         resp = await self._request("POST", url, json=body, headers=self._admin)
         if resp.status_code != 200:
@@ -273,14 +278,14 @@ class HttpService:
         return list(resp.json()["results"][0])
 
     async def dump(self, episode_id: str) -> dict[str, Any]:
-        url = f"{self.base(episode_id)}/admin/episodes/{episode_id}/state"
+        url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/state"
         resp = await self._request("GET", url, headers=self._admin)
         if resp.status_code != 200:
             raise EpisodeError(f"{self.name}: state dump answered HTTP {resp.status_code}")
         return dict(resp.json())
 
     async def state_hash(self, episode_id: str) -> str:
-        url = f"{self.base(episode_id)}/admin/episodes/{episode_id}/hash"
+        url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/hash"
         resp = await self._request("GET", url, headers=self._admin)
         if resp.status_code != 200:
             raise EpisodeError(f"{self.name}: state hash answered HTTP {resp.status_code}")

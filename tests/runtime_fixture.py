@@ -46,7 +46,14 @@ def crm_manifest() -> ServiceManifest:
             ColumnDef(name="created_at", type="string", format="date-time", read_only=True),
         ],
     )
-    contact_schema = {"type": "object", "properties": {"id": {"type": "string"}, **CONTACT_PROPS}}
+    contact_schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            **CONTACT_PROPS,
+            "created_at": {"type": "string", "format": "date-time"},
+        },
+    }
     id_arg = {"id": {"type": "string"}}
     tools = [
         ToolDef(

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from compoworld.errors import ServiceUnavailable
 from compoworld.runtime import create_library_app, create_service_app
+from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.settings import Settings
 from orchestrator.api import OpenRequest, StepRequest, ToolCall
 from orchestrator.discovery import HttpService, ServiceDirectory, load_url_map, pick_replica
@@ -98,7 +99,7 @@ async def test_a_dead_service_is_a_clear_error_not_a_hang(tmp_path: Path) -> Non
 async def test_a_slow_service_times_out_into_service_unavailable() -> None:
     slow = FastAPI()
 
-    @slow.post("/tools/{name}")
+    @slow.post(f"{RESERVED_PREFIX}/tools/{{name}}")
     async def hang(name: str) -> dict[str, bool]:
         await asyncio.sleep(1.0)  # longer than the client's 0.3 s timeout
         return {"success": True}

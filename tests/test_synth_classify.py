@@ -271,8 +271,10 @@ def test_list_binding_has_paging_and_column_filters(pets: ServiceManifest) -> No
     t = _tool(pets, "listPets")
     assert (t.limit_arg, t.offset_arg, t.search_arg) == ("limit", "offset", None)
     assert t.arg_columns == {"status": "status"}
-    assert t.output_schema["properties"]["items"]["type"] == "array"
-    assert t.output_semantics["items[].id"] == "id:pet"
+    # the spec's own list container: rows under "data", as it declares
+    assert t.output_schema["properties"]["data"]["type"] == "array"
+    assert t.response is not None and (t.response.rows_at, t.response.many) == (["data"], True)
+    assert t.output_semantics["data[].id"] == "id:pet"
     assert _tool(pets, "searchPets").search_arg == "q"
 
 
@@ -296,13 +298,22 @@ def test_path_params_are_renamed_to_the_sanitised_argument_names(pets: ServiceMa
     assert clinic is not None and clinic.seed_rows == 3  # an implicit parent: key and name only
 
 
-def test_read_and_delete_outputs_are_the_row_and_the_deleted_key(pets: ServiceManifest) -> None:
-    read = _tool(pets, "getPet")
-    assert read.pk_arg == "petId" and read.output_schema["title"] == "Pet"
-    assert set(read.output_schema["properties"]) >= {"id", "name", "status", "ownerId", "tags"}
-    delete = _tool(pets, "deletePet")
-    assert delete.output_schema["required"] == ["deleted", "id"]
+def test_read_and_delete_outputs_are_what_the_spec_declares(pets: ServiceManifest) -> None:
+    read = _tool(pets, "getPet")  # declared {"data": Pet}: the row sits under "data"
+    assert read.pk_arg == "petId" and read.response is not None and read.response.rows_at == ["data"]
+    assert set(read.output_schema["properties"]["data"]["properties"]) >= {
+        "id",
+        "name",
+        "status",
+        "ownerId",
+        "tags",
+    }
+    assert set(read.response.fields) >= {"id", "name", "status", "ownerId", "tags"}
+    delete = _tool(pets, "deletePet")  # declared 204: no body
+    assert delete.response is not None and (delete.response.status, delete.response.body) == (204, False)
     assert delete.input_schema["additionalProperties"] is False
+    no_schema = _tool(pets, "getOwner")
+    assert no_schema.response is not None and no_schema.response.rows_at == []
 
 
 def test_update_without_an_id_argument_is_simulated_with_a_reason() -> None:

@@ -23,7 +23,7 @@ def test_a_tool_whose_response_breaks_its_schema_fails(tmp_path: Path) -> None:
     folder = write_crm_service(tmp_path)
     manifest = json.loads((folder / "manifest.json").read_text())
     read = next(t for t in manifest["tools"] if t["name"] == "getContact")
-    read["output_schema"] = {"type": "object", "required": ["nonexistent"]}
+    read["output_schema"] = {"type": "array", "items": {"type": "string"}}
     (folder / "manifest.json").write_text(json.dumps(manifest))
     report = verify_service(folder)
     assert not report.passed

@@ -1,15 +1,15 @@
 """HTTP face of a service (and of a whole library in one process).
 
-Routes: ``/health``, ``/tools``, ``POST /tools/{name}``, the spec's own REST routes, and
-``/admin/...`` behind a bearer token. Handlers are async and run SQLite work inline:
-each call is microseconds, and a thread pool would only add lock contention.
+Routes: ``/health``, ``/tools``, ``POST /tools/{name}``, ``/admin/...`` behind a bearer token
+(each also under ``/_compoworld``, and only there where a spec path claims its first segment),
+and the spec's own REST routes (``compoworld.runtime.rest``). Handlers are async and run SQLite
+work inline: each call is microseconds, and a thread pool would only add lock contention.
 """
 
 from __future__ import annotations
 
 import gc
 import hmac
-import json
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,10 +21,22 @@ from pydantic import BaseModel, Field
 
 from compoworld.contracts import ToolResult
 from compoworld.errors import EpisodeError
+from compoworld.runtime.openapi import openapi_document
+from compoworld.runtime.rest import (
+    RESERVED_PREFIX,
+    Rejected,
+    json_response,
+    parse_json,
+    plan_routes,
+    read_body,
+    rest_handler,
+    rest_response,
+)
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 
 __all__ = [
+    "RESERVED_PREFIX",
     "admin_guard",
     "create_library_app",
     "create_service_app",
@@ -34,7 +46,6 @@ __all__ = [
 ]
 
 _EPISODE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-_RESERVED = ("/health", "/tools", "/admin", "/docs", "/openapi.json", "/redoc")
 
 
 def freeze_heap() -> None:
@@ -45,11 +56,6 @@ def freeze_heap() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-def json_response(payload: Any, status: int = 200) -> Response:
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
-    return Response(body, status_code=status, media_type="application/json")
 
 
 def admin_guard(settings: Settings) -> Callable[[Request], Awaitable[None]]:
@@ -64,43 +70,18 @@ def admin_guard(settings: Settings) -> Callable[[Request], Awaitable[None]]:
     return guard
 
 
-def rest_response(result: ToolResult) -> Response:
-    """A REST route's answer: the envelope with the result's status (nothing at all for a 204)."""
-    if not result.has_body:
-        return Response(status_code=result.status)
-    return json_response(result.envelope(), result.status)
-
-
-class _Rejected(Exception):
-    """A request refused before any tool ran; carries the failure to answer with."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.message)
-        self.result = result
-
-
 async def _read_args(request: Request, limit: int) -> Any:
-    """The JSON body (``{}`` when empty); ``_Rejected`` when it is too large or not JSON."""
-    body = await request.body()
-    if len(body) > limit:
-        raise _Rejected(
-            ToolResult.fail("payload_too_large", f"request body is {len(body)} bytes; the limit is {limit}")
-        )
-    if not body.strip():
-        return {}
-    try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise _Rejected(ToolResult.fail("invalid_json", f"request body is not valid JSON: {exc}")) from exc
+    """The JSON body of a uniform-route call (``{}`` when empty); ``Rejected`` when too large or not JSON."""
+    return parse_json(await read_body(request, limit))
 
 
 def _episode_of(request: Request) -> str | None:
-    """The ``X-Episode-Id`` header (None: the read-only seed view); ``_Rejected`` when malformed."""
+    """The ``X-Episode-Id`` header (None: the read-only seed view); ``Rejected`` when malformed."""
     episode = request.headers.get("x-episode-id")
     if episode is None or episode == "":
         return None
     if not _EPISODE_ID.match(episode):
-        raise _Rejected(
+        raise Rejected(
             ToolResult.fail("invalid_episode", "X-Episode-Id must be 1-128 characters of [A-Za-z0-9_.:-]")
         )
     return episode
@@ -182,59 +163,30 @@ def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
     return router
 
 
-def _rest_handler(
-    runtime: ServiceRuntime, name: str, settings: Settings
-) -> Callable[[Request], Awaitable[Response]]:
-    bound = runtime.tools[name]
-    defn = bound.defn
-    locations = defn.arg_locations
-    body_args = {a for a, loc in locations.items() if loc == "body"}
-    whole_body = "body" if locations.get("body") == "body" and not (body_args - {"body"}) else None
-    aliases = {re.sub(r"[^A-Za-z0-9_]", "_", a).lower(): a for a in defn.input_schema.get("properties", {})}
-
-    async def handler(request: Request) -> Response:
-        try:
-            episode = _episode_of(request)
-            raw = {k: v for k, v in request.path_params.items()}
-            for key, value in request.query_params.items():
-                raw[aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", key).lower(), key)] = value
-            args: dict[str, Any] = bound.validator.coerce_strings(raw)
-            if request.method in ("POST", "PUT", "PATCH") or body_args:
-                body = await _read_args(request, settings.max_payload_bytes)
-                if whole_body is not None:
-                    args["body"] = body
-                elif isinstance(body, dict):
-                    for key, value in body.items():
-                        arg = aliases.get(re.sub(r"[^A-Za-z0-9_]", "_", str(key)).lower(), str(key))
-                        args.setdefault(arg, value)
-                elif body not in ({}, None):
-                    raise _Rejected(
-                        ToolResult.fail("invalid_arguments", "request body must be a JSON object")
-                    )
-        except _Rejected as refused:
-            return rest_response(refused.result)
-        return rest_response(await runtime.call_tool(episode, name, args))
-
-    return handler
-
-
 def create_service_app(target: ServiceRuntime | Path, settings: Settings | None = None) -> FastAPI:
-    """The FastAPI app of one service."""
+    """The FastAPI app of one service: the runtime's routes (see ``plan_routes``) and the spec's."""
     settings = settings or Settings()
     runtime = target if isinstance(target, ServiceRuntime) else ServiceRuntime.from_folder(target, settings)
     m = runtime.manifest
-    app = FastAPI(title=m.title or m.name, description=m.description[:2000], version=m.version or "0")
+    plan = plan_routes(m)
+    docs = "" if "docs" in plan.root else RESERVED_PREFIX
+    app = FastAPI(
+        title=m.title or m.name,
+        description=m.description[:2000],
+        version=m.version or "0",
+        openapi_url=("" if "openapi.json" in plan.root else RESERVED_PREFIX) + "/openapi.json",
+        docs_url=docs + "/docs",
+        redoc_url=("" if "redoc" in plan.root else RESERVED_PREFIX) + "/redoc",
+    )
     app.state.runtime = runtime
     limit = settings.max_payload_bytes
 
-    @app.get("/health")
-    async def health() -> Response:
+    async def health(request: Request) -> Response:
         return json_response(
             {"status": "ok", "service": runtime.name, "episodes": len(runtime.store.episodes)}
         )
 
-    @app.get("/tools")
-    async def tools() -> Response:
+    async def tools(request: Request) -> Response:
         return json_response(runtime.tool_schemas())
 
     async def call(request: Request) -> Response:
@@ -246,25 +198,27 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
         try:
             episode = _episode_of(request)
             args = await _read_args(request, limit)
-        except _Rejected as refused:
+        except Rejected as refused:
             return json_response(refused.result.envelope())
         return json_response((await runtime.call_tool(episode, name, args)).envelope())
 
-    app.add_route("/tools/{name}", call, methods=["POST"])
-    app.include_router(_admin_router(runtime, settings))
-    seen: set[tuple[str, str]] = set()
-    for tool in m.tools:
-        if not tool.path or tool.path.startswith(_RESERVED) or (tool.method, tool.path) in seen:
-            continue
-        seen.add((tool.method, tool.path))
+    for prefix in plan.at("tools"):
+        app.add_route(prefix + "/tools/{name}", call, methods=["POST"])
+        app.add_route(prefix + "/tools", tools, methods=["GET"], include_in_schema=False)
+    for prefix in plan.at("health"):
+        app.add_route(prefix + "/health", health, methods=["GET"], include_in_schema=False)
+    for prefix in plan.at("admin"):
+        app.include_router(_admin_router(runtime, settings), prefix=prefix)
+    for method, path, name in plan.spec_routes:
         app.add_api_route(
-            tool.path,
-            _rest_handler(runtime, tool.name, settings),
-            methods=[tool.method],
-            name=tool.name,
-            summary=tool.description[:120],
-            include_in_schema=True,
+            path,
+            rest_handler(runtime, name, limit, _episode_of),
+            methods=[method],
+            name=name,
+            include_in_schema=False,
         )
+    document = openapi_document(m, plan)
+    app.openapi = lambda: document  # type: ignore[method-assign]
     return app
 
 

@@ -1,8 +1,10 @@
 """Implemented tools: create/read/list/search/update/delete against an episode's typed state.
 
 Each function takes the tool's binding (ToolDef), the compiled table, the episode and
-validated arguments, and returns the envelope's ``data`` or raises ToolFailure, which
-the dispatcher turns into ``success: false`` (a tool failure is an observation).
+validated arguments, and returns what it found in typed state, keyed by column names: one
+row, a ``Listed`` page of rows or a ``Deleted`` row. The dispatcher turns that into the body
+the spec declares (``compoworld.runtime.shape``). A failure raises ToolFailure, which the
+dispatcher turns into ``success: false`` (a tool failure is an observation).
 """
 
 from __future__ import annotations
@@ -12,10 +14,30 @@ from typing import Any
 
 from compoworld.keys import entity_key
 from compoworld.manifest import ToolDef
+from compoworld.runtime.shape import Page
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
 
-__all__ = ["OPERATIONS", "ToolFailure"]
+__all__ = ["OPERATIONS", "Deleted", "Listed", "ToolFailure"]
+
+
+class Listed:
+    """A page of rows a list/search call found."""
+
+    __slots__ = ("page", "rows")
+
+    def __init__(self, rows: list[dict[str, Any]], page: Page) -> None:
+        self.rows = rows
+        self.page = page
+
+
+class Deleted:
+    """The row a delete removed."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.row = row
 
 
 class ToolFailure(Exception):
@@ -160,10 +182,10 @@ def op_update(
 def op_delete(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> Any:
-    key = _scoped_row(tool, table, episode, args)[table.pk]
-    if episode.conn.execute(table.sql_delete, (key,)).rowcount == 0:
-        raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")
-    return {"deleted": True, "id": key}
+    row = _scoped_row(tool, table, episode, args)
+    if episode.conn.execute(table.sql_delete, (row[table.pk],)).rowcount == 0:
+        raise ToolFailure("not_found", f"{table.entity.name} '{row[table.pk]}' not found")
+    return Deleted(row)
 
 
 def _page(tool: ToolDef, args: dict[str, Any]) -> tuple[int, int]:
@@ -198,9 +220,21 @@ def op_list(
     total = episode.conn.execute(f"SELECT COUNT(*) FROM {table.q_table}{where}", params).fetchone()[0]
     sql = f"{table.sql_select}{where} ORDER BY {quote(table.pk)} LIMIT ? OFFSET ?"
     items = [table.decode(r) for r in episode.conn.execute(sql, [*params, limit, offset])]
-    if tool.output_schema.get("type") == "array":
-        return items
-    return {"items": items, "total": total}
+    return Listed(items, _neighbours(tool, args, total, limit, offset, len(items)))
+
+
+def _neighbours(tool: ToolDef, args: dict[str, Any], total: int, limit: int, offset: int, count: int) -> Page:
+    """The page found, and the arguments that fetch the next and previous pages (if it has a page argument)."""
+    page = Page(total, limit, offset, args=args)
+    arg = tool.offset_arg
+    if arg is None:
+        return page
+    by_page = "page" in arg.lower()
+    if offset + count < total:
+        page.next_args = {arg: offset // limit + 2 if by_page else offset + limit}
+    if offset > 0:
+        page.prev_args = {arg: max(offset // limit, 1) if by_page else max(offset - limit, 0)}
+    return page
 
 
 Op = Callable[[StateStore, ToolDef, EntityTable, Episode, dict[str, Any]], Any]

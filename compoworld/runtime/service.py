@@ -18,12 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from compoworld.contracts import Backend, ToolResult
+from compoworld.contracts import ERROR_STATUS, Backend, ToolResult
 from compoworld.errors import LibraryError
 from compoworld.llm import LLMClient
 from compoworld.manifest import ServiceManifest, ToolDef, library_folders
 from compoworld.runtime.actions import op_action
-from compoworld.runtime.ops import OPERATIONS, Op, ToolFailure
+from compoworld.runtime.ops import OPERATIONS, Deleted, Listed, Op, ToolFailure
+from compoworld.runtime.shape import Shaper
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable
 from compoworld.runtime.validate import ArgsValidator, ArgumentError
@@ -97,9 +98,10 @@ class _BoundTool:
 
     Compiling every validator up front made loading a large service cost hundreds of ms; a
     library app loads services on first call, and most tools of a service are never called.
+    The response shaper is compiled on first use for the same reason.
     """
 
-    __slots__ = ("_validator", "backend", "defn", "op", "success_status", "table")
+    __slots__ = ("_shaper", "_validator", "backend", "defn", "op", "success_status", "table")
 
     def __init__(self, defn: ToolDef, table: EntityTable | None) -> None:
         self.defn = defn
@@ -111,7 +113,35 @@ class _BoundTool:
         elif table is not None and defn.backend == "action" and defn.action is not None:
             self.op = op_action
         self.backend: Backend = defn.backend if self.op is not None else "simulated"
-        self.success_status = 201 if defn.operation == "create" else 200
+        self._shaper: Shaper | None = None
+        self.success_status = defn.shape.status
+
+    @property
+    def shaper(self) -> Shaper:
+        """The tool's response shaper (``compoworld.runtime.shape``), compiled on first use."""
+        if self._shaper is None:
+            self._shaper = Shaper(self.defn, self.table.entity if self.table is not None else None)
+        return self._shaper
+
+    def body(self, found: Any) -> Any:
+        """The success body of what an operation found (a row, a ``Listed`` page, a ``Deleted`` row).
+
+        An action whose binding answers the spec's own body (``returns: body``) built it already.
+        """
+        action = self.defn.action
+        if action is not None and action.returns == "body":
+            return found if self.shaper.has_body else None
+        if isinstance(found, Listed):
+            return self.shaper.many(found.rows, found.page)
+        if isinstance(found, Deleted):
+            return self.shaper.deleted(found.row)
+        return self.shaper.one(found)
+
+    def failure(self, code: str, message: str) -> ToolResult:
+        """A failure with the HTTP status the spec declares for it."""
+        return ToolResult.fail(
+            code, message, self.backend, self.shaper.error_status(code, ERROR_STATUS.get(code, 400))
+        )
 
     @property
     def validator(self) -> ArgsValidator:
@@ -230,7 +260,7 @@ class ServiceRuntime:
         try:
             bound.validator(args)
         except ArgumentError as exc:
-            return ToolResult.fail("invalid_arguments", str(exc), bound.backend)
+            return bound.failure("invalid_arguments", str(exc))
         episode = self.store.get(episode_id)
         if episode.read_only and bound.defn.is_write:
             return ToolResult.fail(
@@ -250,16 +280,14 @@ class ServiceRuntime:
     def _run_implemented(self, bound: _BoundTool, episode: Episode, name: str, args: Any) -> ToolResult:
         assert bound.op is not None and bound.table is not None
         try:
-            data = bound.op(self.store, bound.defn, bound.table, episode, args)
+            data = bound.body(bound.op(self.store, bound.defn, bound.table, episode, args))
         except ToolFailure as exc:
-            result = ToolResult.fail(exc.code, exc.message, bound.backend)
+            result = bound.failure(exc.code, exc.message)
         except (ValueError, TypeError, OverflowError) as exc:
-            result = ToolResult.fail("invalid_arguments", f"{name}: {exc}", bound.backend)
+            result = bound.failure("invalid_arguments", f"{name}: {exc}")
         except Exception as exc:  # sqlite errors from odd values: a client error, never a 500
             log.exception("tool %s.%s failed", self.name, name)
-            result = ToolResult.fail(
-                "tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}", bound.backend
-            )
+            result = bound.failure("tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}")
         else:
             result = ToolResult.ok(data, bound.backend, bound.success_status)
         if bound.defn.is_write:
@@ -298,6 +326,8 @@ class SimulatedCall:
         runtime, defn = self.runtime, self.bound.defn
         try:
             data = await runtime.world.respond(defn, self.args, self.episode)
+            if not defn.shape.body:  # the spec declares no body (204): the uniform route's data is none too
+                data = None
             result = ToolResult.ok(data, "simulated", self.bound.success_status)
         except ToolFailure as exc:  # an id that names nothing: not found, as a real API answers
             result = ToolResult.fail(exc.code, exc.message, "simulated")

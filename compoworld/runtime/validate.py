@@ -156,16 +156,23 @@ class ArgsValidator:
         return out
 
 
+def json_text(value: Any) -> str:
+    """A scalar as it travels in a URL or form (``true``, ``1``, ``a``)."""
+    return "true" if value is True else "false" if value is False else str(value)
+
+
 def coerce_text(value: str, schema: dict[str, Any]) -> Any:
     """Best-effort conversion of a URL string to the schema's type; unconvertible text is kept as is."""
     types, _ = _types_of(schema)
+    if not types and isinstance(schema.get("enum"), list):  # an untyped enum: the member spelled so
+        return next((v for v in schema["enum"] if str(v) == value or json_text(v) == value), value)
     if "string" in types or not types:
         return value
     try:
         if "integer" in types:
             return int(value)
-        if "number" in types:
-            return float(value)
+        if "number" in types:  # "1" is the integer 1 (an enum of numbers lists 1, not 1.0)
+            return int(value) if value.lstrip("-").isdigit() else float(value)
     except ValueError:
         return value
     if "boolean" in types and value.lower() in ("true", "false", "1", "0"):

@@ -83,6 +83,13 @@ class FieldSpec(BaseModel):
     semantic: str | None = Field(
         default=None, description="A SemanticType value, or 'id:<entity>' for the id of a named entity."
     )
+    style: str | None = Field(
+        default=None,
+        description="How a query/header value is serialised (form, spaceDelimited, pipeDelimited, deepObject).",
+    )
+    explode: bool | None = Field(
+        default=None, description="Whether an array or object value is exploded into repeated keys."
+    )
 
 
 class ToolSpec(BaseModel):
@@ -122,6 +129,19 @@ class ToolSpec(BaseModel):
     )
     body_entity: str | None = Field(
         default=None, description="Name of the components schema of the request body."
+    )
+    success_status: int | None = Field(
+        default=None, description="The success status the source declares (200, 201, 204...), if any."
+    )
+    body_media: str | None = Field(
+        default=None,
+        description="Media type of the request body (application/json, multipart/form-data...), if any.",
+    )
+    error_statuses: list[int] = Field(
+        default_factory=list, description="The client-error statuses (4xx) the source declares."
+    )
+    error_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON schema of the declared error body (the first 4xx or default one)."
     )
     tags: list[str] = Field(default_factory=list, description="Tags / groups from the source.")
     pointer: str = Field(default="", description="JSON pointer of the operation in the source document.")

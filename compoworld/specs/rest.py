@@ -160,19 +160,22 @@ class RestBuilder:
             entity = path_entity(rop.path, name) if where == "path" else resource
             if where == "path":
                 declared_path.add(name)
-            groups[where].append(
-                make_field(
-                    name,
-                    schema,
-                    location=where,  # type: ignore[arg-type]
-                    required=where == "path" or param.get("required") is True,
-                    taken=taken,
-                    file=self.file,
-                    pointer=at,
-                    entity=entity or resource,
-                    description=desc,
-                )
+            made = make_field(
+                name,
+                schema,
+                location=where,  # type: ignore[arg-type]
+                required=where == "path" or param.get("required") is True,
+                taken=taken,
+                file=self.file,
+                pointer=at,
+                entity=entity or resource,
+                description=desc,
             )
+            style, explode = param.get("style"), param.get("explode")
+            if isinstance(style, str) or isinstance(explode, bool):
+                made.style = style if isinstance(style, str) else None
+                made.explode = explode if isinstance(explode, bool) else None
+            groups[where].append(made)
         for name in in_template:
             if name not in declared_path:
                 self.warnings.append(
@@ -197,10 +200,10 @@ class RestBuilder:
 
     def _body(
         self, rop: RestOperation, params: list[FieldSpec], taken: set[str]
-    ) -> tuple[list[FieldSpec], bool, str | None]:
+    ) -> tuple[list[FieldSpec], bool, str | None, str | None]:
         raw_body = rop.op.get("requestBody")
         if raw_body is None:
-            return [], True, None
+            return [], True, None, None
         body, at = self.r.deref(raw_body, (*rop.at, "requestBody"))
         if not isinstance(body, dict):
             raise SpecError(self.file, self._ptr(at), "requestBody must be an object")
@@ -208,10 +211,11 @@ class RestBuilder:
         if picked is None:
             content = body.get("content")
             if not isinstance(content, dict) or not content:
-                return [], True, None
+                return [], True, None, None
             first = next(iter(content))
             picked = (str(first), content[first] if isinstance(content[first], dict) else {})
         media_type, media = picked
+        media_kind = media_type.lower().split(";")[0].strip()
         raw_schema = media.get("schema", {})
         schema = self.r.schema_within(raw_schema, (*at, "content", media_type, "schema"), self.budget // 2)
         view = object_view(schema)
@@ -233,7 +237,7 @@ class RestBuilder:
                 skip_read_only=True,
                 clash=clash,
             )
-            return fields, True, body_entity
+            return fields, True, body_entity, media_kind
         single = make_field(
             "body",
             schema,
@@ -246,9 +250,10 @@ class RestBuilder:
             description=body.get("description"),
             tag_by_name=False,
         )
-        return [single], False, body_entity
+        return [single], False, body_entity, media_kind
 
-    def _response(self, rop: RestOperation) -> tuple[Any, Any, tuple[object, ...]] | None:
+    def _response(self, rop: RestOperation) -> tuple[Any, Any, tuple[object, ...], int] | None:
+        """The first declared 2xx response with a JSON schema: (schema, response, pointer, status)."""
         responses = rop.op.get("responses")
         if not isinstance(responses, dict):
             return None
@@ -261,21 +266,53 @@ class RestBuilder:
                 continue
             picked = _pick_media(resp.get("content"), prefer_form=False)
             if picked is not None and "schema" in picked[1]:
-                return picked[1]["schema"], resp, (*at, "content", picked[0], "schema")
+                status = int(code) if code.isdigit() else 200
+                return picked[1]["schema"], resp, (*at, "content", picked[0], "schema"), status
         return None
+
+    def _success_status(self, rop: RestOperation) -> int | None:
+        """The lowest declared 2xx status (a spec that declares only 204 answers without a body)."""
+        responses = rop.op.get("responses")
+        if not isinstance(responses, dict):
+            return None
+        codes = sorted(int(k) for k in map(str, responses) if re.fullmatch(r"2\d\d", k))
+        return codes[0] if codes else None
+
+    def _errors(self, rop: RestOperation) -> tuple[list[int], dict[str, Any] | None]:
+        """Declared 4xx statuses, and the schema of the first declared error body (4xx, then default)."""
+        responses = rop.op.get("responses")
+        if not isinstance(responses, dict):
+            return [], None
+        by_str = {str(k): v for k, v in responses.items()}
+        statuses = sorted(int(k) for k in by_str if re.fullmatch(r"4\d\d", k))
+        for code in [*map(str, statuses), "default"]:
+            if code not in by_str:
+                continue
+            resp, at = self.r.deref(by_str[code], (*rop.at, "responses", code))
+            picked = _pick_media(resp.get("content"), prefer_form=False) if isinstance(resp, dict) else None
+            if picked is not None and isinstance(picked[1].get("schema"), dict):
+                pointer = (*at, "content", picked[0], "schema")
+                try:
+                    schema = self.r.schema_within(picked[1]["schema"], pointer, self.budget // 8)
+                except SpecError:  # a broken error schema only costs the error body its shape
+                    return statuses, None
+                if isinstance(schema, dict) and (schema.get("properties") or schema.get("allOf")):
+                    return statuses, schema
+        return statuses, None
 
     def tool(self, rop: RestOperation, name: str, original: str | None) -> ToolSpec:
         """The ToolSpec of one operation, named ``name``; body and output each within half the node budget."""
         taken: set[str] = set()
         params = self._params(rop, taken)
-        body, body_is_object, body_entity = self._body(rop, params, taken)
+        body, body_is_object, body_entity, body_media = self._body(rop, params, taken)
         params += body
         output_schema = None
         fields: list[FieldSpec] = []
         response_entity = None
+        success_status = self._success_status(rop)
         found = self._response(rop)
         if found is not None:
-            raw_schema, _, at = found
+            raw_schema, _, at, success_status = found
             output_schema = self.r.schema_within(raw_schema, at, self.budget // 2)
             view = object_view(output_schema)
             wrapper = find_wrapper(view) if view else None
@@ -293,6 +330,7 @@ class RestBuilder:
         if summary and description and summary.strip().rstrip(".") not in description:
             description = f"{summary}\n\n{description}"
         tags = op.get("tags")
+        error_statuses, error_schema = self._errors(rop)
         return ToolSpec(
             name=name,
             original_name=original,
@@ -306,6 +344,10 @@ class RestBuilder:
             response_fields=fields,
             response_entity=response_entity,
             body_entity=body_entity,
+            success_status=success_status,
+            body_media=body_media,
+            error_statuses=error_statuses,
+            error_schema=error_schema,
             tags=[str(t) for t in tags if isinstance(t, str | int)] if isinstance(tags, list) else [],
             pointer=self._ptr(rop.at),
         )

@@ -102,6 +102,10 @@ def convert_operation(
         else:
             converted = {k: v for k, v in param.items() if k not in _SCHEMA_KEYS and k != "collectionFormat"}
             converted["schema"] = _param_schema(param)
+            if param.get("type") == "array":
+                # Swagger's default is csv (one comma-joined value), OpenAPI 3's is exploded form
+                fmt = str(param.get("collectionFormat") or "csv")
+                converted["style"], converted["explode"] = _COLLECTION_STYLES.get(fmt, ("form", False))
             params.append(converted)
     if body is None and form:
         media = "multipart/form-data" if has_file or "multipart/form-data" in consumes else _FORM
@@ -127,6 +131,14 @@ def convert_operation(
 
 
 _FORM = "application/x-www-form-urlencoded"
+#: Swagger 2 ``collectionFormat`` -> OpenAPI 3 (style, explode).
+_COLLECTION_STYLES = {
+    "csv": ("form", False),
+    "multi": ("form", True),
+    "ssv": ("spaceDelimited", False),
+    "pipes": ("pipeDelimited", False),
+    "tsv": ("tabDelimited", False),
+}
 
 
 def ingest(doc: Any, source_file: str) -> ServiceSpec:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ToolDef
+from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ResponseShape, ToolDef
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.synth.actions import ActionBinding, bind_action
 from compoworld.synth.entities import EntityInference, Target
@@ -24,6 +24,7 @@ from compoworld.synth.outputs import (
     schema_semantics,
 )
 from compoworld.synth.resources import path_param
+from compoworld.synth.responses import json_schema_of, response_shape, status_shape
 from compoworld.synth.tagging import json_type, tag_column
 from compoworld.synth.toolnames import READ_ACTION_VERBS, VERBS, parse_tool_name
 
@@ -246,17 +247,66 @@ def _arg_semantics(
     return out
 
 
-def _implemented_output(operation: str, entity: EntityDef) -> tuple[dict[str, Any], dict[str, str]]:
+def _wire_names(tool: ToolSpec) -> dict[str, str]:
+    """Argument -> the spec's own name, for query, header and body fields named otherwise (``from``,
+    ``page[size]``, ``_id``); path variables are renamed in the route itself."""
+    return {
+        p.name: p.original_name
+        for p in tool.params
+        if p.original_name and p.original_name != p.name and p.location in ("query", "header", "body")
+    }
+
+
+def _arg_styles(tool: ToolSpec) -> dict[str, str]:
+    """Argument -> how a query array or object travels, where not one repeated key per value."""
+    out: dict[str, str] = {}
+    for p in tool.params:
+        if p.location != "query" or json_type(p.json_schema) not in ("array", "object"):
+            continue
+        if p.style == "deepObject":
+            out[p.name] = "deepObject"
+        elif p.style in ("spaceDelimited", "pipeDelimited", "tabDelimited"):
+            out[p.name] = p.style
+        elif p.explode is False and json_type(p.json_schema) == "array":
+            out[p.name] = "csv"
+    return out
+
+
+def _whole_body(tool: ToolSpec) -> str | None:
+    """The argument carrying a request body that is not an object (it travels as the body itself)."""
+    if tool.body_is_object:
+        return None
+    return next((p.name for p in tool.params if p.location == "body"), None)
+
+
+def _implemented_output(
+    tool: ToolSpec, operation: str, entity: EntityDef
+) -> tuple[dict[str, Any], dict[str, str], ResponseShape]:
+    """The body schema, output semantics and response shape of an implemented tool.
+
+    The spec's declared success body where it declares one (``compoworld.synth.responses``),
+    else CompoWorld's own: a row, ``{"items": [...], "total": n}``, ``{"deleted": true, "id": key}``.
+    """
+    declared, shape = response_shape(tool, operation, entity)
+    prefix = "".join(f"{k}." for k in shape.rows_at)
+    if shape.many:
+        prefix = prefix[:-1] + "[]." if prefix else "[]."
+    semantics = row_semantics(entity, prefix, shape.fields)
+    if declared is not None:
+        return declared, semantics, shape
+    if not shape.body:
+        return {}, {}, shape
     if operation in ("list", "search"):
-        return list_schema(entity), row_semantics(entity, "items[].")
+        return list_schema(entity), semantics, shape
     if operation == "delete":
-        return delete_schema(entity), {"id": f"id:{entity.name}"}
-    return entity_schema(entity), row_semantics(entity)
+        return delete_schema(entity), {"id": f"id:{entity.name}"}, shape
+    return entity_schema(entity), semantics, shape
 
 
 def _spec_output(tool: ToolSpec) -> tuple[dict[str, Any], dict[str, str]]:
+    """The declared body schema (as JSON Schema) and its semantics, for a tool without typed rows."""
     hints = {f.name: f.semantic for f in tool.response_fields if f.semantic}
-    output_schema = dict(tool.output_schema) if tool.output_schema else {"type": "object"}
+    output_schema = json_schema_of(tool.output_schema) if tool.output_schema else {"type": "object"}
     return output_schema, schema_semantics(tool.output_schema, hints)
 
 
@@ -266,10 +316,11 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
     written = inference.entity(bound.action.target)
     assert entity is not None and written is not None
     binding = {"pk_arg": bound.pk_arg, "arg_columns": bound.arg_columns}
-    if bound.action.returns == "row":
-        output_schema, output_semantics = _implemented_output("update", written)
+    if bound.action.returns == "row":  # the written row, in the body the spec declares (the shaper's)
+        output_schema, output_semantics, response = _implemented_output(tool, "update", written)
     else:
         output_schema, output_semantics = _spec_output(tool)
+        response = status_shape(tool)
     return ToolDef(
         name=tool.name,
         description=tool.description[:_MAX_DESCRIPTION],
@@ -288,6 +339,11 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
         arg_semantics=_arg_semantics(tool, binding, entity, target),
         output_semantics=output_semantics,
         action=bound.action,
+        response=response,
+        wire_names=_wire_names(tool),
+        arg_styles=_arg_styles(tool),
+        body_media=tool.body_media,
+        body_whole=_whole_body(tool),
     )
 
 
@@ -310,11 +366,13 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
     elif operation != "action":
         reason = reason or "no entity to bind to"
     implemented = reason is None and entity is not None and operation != "action"
+    response: ResponseShape | None = None
     if implemented:
         assert entity is not None
-        output_schema, output_semantics = _implemented_output(operation, entity)
+        output_schema, output_semantics, response = _implemented_output(tool, operation, entity)
     else:
         output_schema, output_semantics = _spec_output(tool)
+        response = status_shape(tool)
     return ToolDef(
         name=tool.name,
         description=tool.description[:_MAX_DESCRIPTION],
@@ -328,6 +386,10 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
         input_schema=_input_schema(tool, binding if implemented else {}, entity),
         output_schema=output_schema,
         arg_locations={p.name: p.location if p.location != "arg" else "body" for p in tool.params},
+        wire_names=_wire_names(tool),
+        arg_styles=_arg_styles(tool),
+        body_media=tool.body_media,
+        body_whole=_whole_body(tool),
         arg_columns=binding.get("arg_columns", {}) if implemented else {},
         pk_arg=binding.get("pk_arg") if implemented else None,
         body_arg=binding.get("body_arg") if implemented else None,
@@ -336,6 +398,7 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
         offset_arg=binding.get("offset_arg") if implemented else None,
         arg_semantics=_arg_semantics(tool, binding, entity, target),
         output_semantics=output_semantics,
+        response=response,
     )
 
 

@@ -1,9 +1,10 @@
 """Output schemas and output semantics of tools.
 
-An implemented tool returns rows of its entity, so its output schema is derived from the
-entity's columns (never written twice): one row for read/create/update, ``{"items": [rows],
-"total": n}`` for list/search, ``{"deleted": true, "id": key}`` for delete. The task graph links
-services through the semantic types found at dotted paths of these outputs.
+An implemented tool answers with the body its spec declares (``compoworld.synth.responses``);
+where the spec declares none, its output schema is derived from the entity's columns (never
+written twice): one row for read/create/update, ``{"items": [rows], "total": n}`` for
+list/search, ``{"deleted": true, "id": key}`` for delete. The task graph links services through
+the semantic types found at dotted paths of these outputs.
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ def column_schema(column: ColumnDef) -> dict[str, Any]:
 
 
 def entity_schema(entity: EntityDef) -> dict[str, Any]:
-    """The public JSON schema of one row (``XPublic``)."""
+    """The public JSON schema of one row (``XPublic``), keyed as the spec spells each field."""
     return {
         "type": "object",
         "title": entity.class_name,
-        "properties": {c.name: column_schema(c) for c in entity.columns},
-        "required": [c.name for c in entity.columns if not c.nullable],
+        "properties": {(c.source_name or c.name): column_schema(c) for c in entity.columns},
+        "required": [c.source_name or c.name for c in entity.columns if not c.nullable],
     }
 
 
@@ -75,13 +76,20 @@ def delete_schema(entity: EntityDef) -> dict[str, Any]:
     }
 
 
-def row_semantics(entity: EntityDef, prefix: str = "") -> dict[str, str]:
-    """Dotted path -> semantic type for every tagged column of a row (``contact_ids[]`` for id lists)."""
+def row_semantics(
+    entity: EntityDef, prefix: str = "", fields: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Dotted path -> semantic type for every tagged column a row carries (``contact_ids[]`` for id lists).
+
+    ``fields`` (column -> body key, from the response shape) says which columns the body carries
+    and under which key; without it every column travels under its own name.
+    """
     out: dict[str, str] = {}
     for c in entity.columns:
-        if c.semantic:
+        key = fields.get(c.name) if fields is not None else c.name
+        if c.semantic and key is not None:
             is_list = c.type == "json" and json_type(c.json_schema) == "array"
-            out[prefix + c.name + ("[]" if is_list else "")] = c.semantic
+            out[prefix + key + ("[]" if is_list else "")] = c.semantic
     return out
 
 

@@ -110,6 +110,8 @@ NON_RESOURCES: frozenset[str] = frozenset(
 )
 
 _PARAM = re.compile(r"^\{([^{}]+)\}$")
+#: A response-format suffix on the last segment: ``/products.json``, ``/orders/{id}.xml``.
+_FORMAT_SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
 _VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$")
 
 
@@ -173,10 +175,11 @@ def _base_shape(segments: list[str]) -> PathShape:
 
 
 def parse_path(path: str) -> PathShape:
-    """Classify a path template by its last segments."""
+    """Classify a path template by its last segments (a format suffix, ``/products/{id}.json``, aside)."""
     segments = [s for s in path.strip("/").split("/") if s]
     if not segments:
         return PathShape(kind="other")
+    segments[-1] = _FORMAT_SUFFIX.sub("", segments[-1]) or segments[-1]
     last = segments[-1]
     custom = None
     if ":" in last and _param(last) is None:  # Google-style custom method: /things/{id}:archive

@@ -1,10 +1,13 @@
 """The conformance checker every generated service passes, run in-process over ``httpx.ASGITransport``.
 
 Checks, per tool: reads succeed on the seed; create -> read round-trips; an update is
-visible; delete -> read is not-found; responses validate against the declared output
-schemas; invalid arguments give ``success: false`` naming the field; and, per service,
-the same seed built twice gives the same state hash. A tool that fails is reported with
-the reason so the build can switch it to the simulated backend.
+visible; delete -> read is not-found; actions and simulated tools as ``verify_world`` says;
+invalid arguments give ``success: false`` naming the field. Every one of these calls is made
+twice (``compoworld.synth.twin``): over the uniform route and over the spec's own REST route in
+its declared wire format, which must accept it, answer the declared status and the same body,
+conforming strictly to the declared schema. Per service, the same seed built twice gives the
+same state hash. A tool that fails is reported with the reason so the build can switch it to
+the simulated backend.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from pydantic import BaseModel, Field
 
 from compoworld.contracts import ToolResult
 from compoworld.manifest import ToolDef
-from compoworld.patterns import first_error, schema_validator
 from compoworld.runtime import ServiceRuntime, create_service_app
+from compoworld.runtime.rest import RESERVED_PREFIX, plan_routes
 from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
+from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
 
 __all__ = ["ToolCheck", "VerifyReport", "probe_server_errors", "verify_runtime", "verify_service"]
@@ -40,6 +44,12 @@ class ToolCheck(BaseModel):
     passed: bool = Field(description="Whether every check of the tool passed.")
     checks: list[str] = Field(default_factory=list, description="Checks that ran and passed.")
     failure: str | None = Field(default=None, description="The first failed check and why.")
+    calls: int = Field(
+        default=0, description="Successful calls made (each over both routes where the tool has REST)."
+    )
+    conforming: int = Field(
+        default=0, description="Of those, calls whose status and body were exactly what the spec declares."
+    )
 
 
 class VerifyReport(BaseModel):
@@ -67,9 +77,9 @@ def _rng(*parts: str) -> random.Random:
 
 
 class _Checker:
-    def __init__(self, runtime: ServiceRuntime, client: httpx.AsyncClient) -> None:
+    def __init__(self, runtime: ServiceRuntime, twin: Twin) -> None:
         self.rt = runtime
-        self.client = client
+        self.twin = twin
         self.counter = 0
 
     def episode(self) -> str:
@@ -77,14 +87,14 @@ class _Checker:
         return f"verify-{self.counter}"
 
     async def call(self, episode: str | None, tool: str, args: dict[str, Any]) -> ToolResult:
-        headers = {"X-Episode-Id": episode} if episode else {}
-        resp = await self.client.post(f"/tools/{tool}", json=args, headers=headers)
-        if resp.status_code >= 500:
-            raise _Failure(f"HTTP {resp.status_code} from /tools/{tool}")
+        """A twin call: the uniform route, and the spec's REST route in the episode's twin."""
+        defn = self.rt.manifest.tool(tool)
+        if defn is None:
+            raise _Failure(f"no tool '{tool}'")
         try:
-            return ToolResult.from_envelope(resp.json())
-        except ValueError as exc:
-            raise _Failure(f"/tools/{tool} did not answer a tool-result envelope: {exc}") from exc
+            return await self.twin.call(episode, defn, args, self.rt.tools[tool].backend)
+        except TwinFailure as exc:
+            raise _Failure(str(exc)) from exc
 
     def seed_row(self, tool: ToolDef) -> dict[str, Any] | None:
         if tool.entity is None:
@@ -130,20 +140,10 @@ class _Checker:
                     args.pop(name, None)
         return {k: v for k, v in args.items() if v is not None or k in required}
 
-    def check_schema(self, tool: ToolDef, data: Any) -> None:
-        validator = schema_validator(tool.output_schema) if tool.output_schema else None
-        if validator is None:  # no schema, or one that is itself invalid: nothing to hold the data to
-            return
-        error = first_error(validator, data)
-        if error is not None:
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            raise _Failure(f"response does not match the output schema at {where}: {error.message[:160]}")
-
     async def expect_ok(self, episode: str | None, tool: ToolDef, args: dict[str, Any]) -> Any:
         out = await self.call(episode, tool.name, args)
         if not out.success:
             raise _Failure(f"{tool.name}({sorted(args)}) failed: {out.code}: {out.message}")
-        self.check_schema(tool, out.data)
         return out.data
 
     def reader_of(self, entity: str | None) -> ToolDef | None:
@@ -159,7 +159,7 @@ class _Checker:
     async def check_invalid(self, tool: ToolDef) -> str:
         props = tool.input_schema.get("properties") or {}
         if tool.input_schema.get("additionalProperties", False) is False:
-            out = await self.call(self.episode(), tool.name, {"__not_a_field__": 1})
+            out = await self.twin.uniform(self.episode(), tool.name, {"__not_a_field__": 1})
             if out.success or ("__not_a_field__" not in out.message and "missing" not in out.message):
                 raise _Failure(f"an unknown argument was not refused with a message naming it: {out}")
             return "unknown argument refused"
@@ -167,7 +167,7 @@ class _Checker:
             (n for n, s in sorted(props.items()) if s.get("type") in ("integer", "boolean", "number")), None
         )
         if typed is not None:
-            out = await self.call(self.episode(), tool.name, {typed: "not-a-number"})
+            out = await self.twin.uniform(self.episode(), tool.name, {typed: "not-a-number"})
             if out.success:
                 raise _Failure(f"a wrong type for '{typed}' was accepted")
             return "wrong type refused"
@@ -176,6 +176,7 @@ class _Checker:
     async def check_tool(self, tool: ToolDef) -> ToolCheck:
         backend = self.rt.tools[tool.name].backend
         checks: list[str] = []
+        first = len(self.twin.records)
         try:
             checks.append(await self.check_invalid(tool))
             if backend == "simulated":
@@ -184,12 +185,13 @@ class _Checker:
                 await check_action(self, tool, checks)
             else:
                 await self._check_implemented(tool, checks)
-        except _Failure as exc:
+        except (_Failure, TwinFailure) as exc:
             failure: str | None = str(exc)
         except Exception as exc:  # a crash of the checker itself fails the tool, with the reason
             failure = f"verifier crashed: {type(exc).__name__}: {exc}"
         else:
             failure = None
+        records = [r for r in self.twin.records[first:] if r.tool == tool.name and r.success]
         return ToolCheck(
             tool=tool.name,
             operation=tool.operation,
@@ -197,6 +199,8 @@ class _Checker:
             passed=failure is None,
             checks=checks,
             failure=failure,
+            calls=len(records),
+            conforming=sum(1 for r in records if not r.problems),
         )
 
     async def _check_implemented(self, tool: ToolDef, checks: list[str]) -> None:
@@ -215,12 +219,13 @@ class _Checker:
         reader = self.reader_of(tool.entity)
         if op == "create":
             created = await self.expect_ok(episode, tool, self.args_for(tool, None, full=True))
-            key = created.get(entity.pk) if isinstance(created, dict) else None
-            if key is None:
+            key = _key_of(tool, created, entity.pk)
+            if key is None and (entity.pk in tool.shape.fields or not tool.shape.declared):
                 raise _Failure("create returned no key")
-            if reader is not None:
-                got = await self.expect_ok(episode, reader, self.reader_args(reader, created, key))
-                if got.get(entity.pk) != key:
+            if reader is not None and key is not None:
+                got = await self.expect_ok(episode, reader, self.reader_args(reader, {entity.pk: key}, key))
+                carries_key = entity.pk in reader.shape.fields or not reader.shape.declared
+                if carries_key and _key_of(reader, got, entity.pk) != key:
                     raise _Failure("create -> read did not round-trip")
                 checks.append("create -> read")
             return
@@ -228,9 +233,11 @@ class _Checker:
             checks.append("no seed rows to change")
             return
         args = self.args_for(tool, row, full=True)
-        data = await self.expect_ok(episode, tool, args)
+        await self.expect_ok(episode, tool, args)
         if op == "update" and reader is not None:
-            got = await self.expect_ok(episode, reader, self.reader_args(reader, row, row[entity.pk]))
+            body = await self.expect_ok(episode, reader, self.reader_args(reader, row, row[entity.pk]))
+            found = reader.rows_in(body)
+            got = found[0][1] if found else {}
             changed = {
                 tool.arg_columns[a]: v for a, v in args.items() if a in tool.arg_columns and a != tool.pk_arg
             }
@@ -243,7 +250,6 @@ class _Checker:
             if out.success or out.code != "not_found":
                 raise _Failure(f"delete -> read did not give not_found: {out}")
             checks.append("delete -> not found")
-        del data
 
     def reader_args(self, reader: ToolDef, row: dict[str, Any], key: Any) -> dict[str, Any]:
         """Arguments that read ``row`` back: its key, its parents' ids, and any other required argument."""
@@ -261,15 +267,22 @@ class _Checker:
         }
 
 
+def _key_of(tool: ToolDef, body: Any, pk: str) -> Any:
+    """The key of the row a write answered with (read back through the tool's response shape)."""
+    rows = tool.rows_in(body)
+    return rows[0][1].get(pk) if rows else None
+
+
 async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None = None) -> VerifyReport:
     """Run every check against one loaded service."""
     settings = Settings(admin_token=_TOKEN)
     app = create_service_app(runtime, settings)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://verify") as client:
-        health = await client.get("/health")
+        health = await client.get(f"{RESERVED_PREFIX}/health")
         if health.status_code != 200:
             raise RuntimeError(f"{runtime.name}: /health answered {health.status_code}")
-        checker = _Checker(runtime, client)
+        rest_tools = {name for _, _, name in plan_routes(runtime.manifest).spec_routes}
+        checker = _Checker(runtime, Twin(client, _TOKEN, rest_tools))
         results = [await checker.check_tool(t) for t in runtime.manifest.tools]
     seed_hash = runtime.state_hash(None)
     deterministic = rebuilt is None or rebuilt.state_hash(None) == seed_hash
@@ -306,7 +319,9 @@ async def probe_server_errors(runtime: ServiceRuntime) -> list[str]:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://probe") as client:
         for tool in runtime.manifest.tools:
             for body in (b"{}", b'{"x": [1, {"y": null}]}', b"[]", b"\x00\xff"):
-                resp = await client.post(f"/tools/{tool.name}", content=body, headers=headers)
+                resp = await client.post(
+                    f"{RESERVED_PREFIX}/tools/{tool.name}", content=body, headers=headers
+                )
                 if resp.status_code >= 500:
                     bad.append(f"{runtime.name}: POST /tools/{tool.name} {body!r} -> {resp.status_code}")
             if tool.path:

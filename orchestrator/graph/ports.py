@@ -24,6 +24,7 @@ __all__ = [
     "input_ports",
     "list_prefix",
     "output_ports",
+    "row_prefix",
     "schema_path",
 ]
 
@@ -58,8 +59,17 @@ def linkable(semantic: str | None) -> bool:
 
 
 def list_prefix(tool: ToolDef) -> str:
-    """Where a list tool's rows sit in its implemented result: ``[]`` or ``items[]``."""
-    return "[]" if tool.output_schema.get("type") == "array" else "items[]"
+    """Where a list tool's rows sit in its implemented result (``[]``, ``items[]``, ``data[]``...)."""
+    path = ".".join(tool.shape.rows_at)
+    return f"{path}[]" if path else "[]"
+
+
+def row_prefix(tool: ToolDef) -> str:
+    """The schema path prefix of a row's fields in the tool's result (``""``, ``data.``, ``items[].``)."""
+    shape = tool.shape
+    if shape.many:
+        return list_prefix(tool) + "."
+    return "".join(f"{k}." for k in shape.rows_at)
 
 
 def schema_path(concrete: str) -> str:
@@ -106,18 +116,20 @@ def _is_stamp(path: str, semantic: str) -> bool:
 def output_ports(manifest: ServiceManifest, tool: ToolDef) -> list[OutputPort]:
     """Typed fields a tool's successful result carries.
 
-    An implemented tool returns its entity's row (or ``items[]`` of rows), so its fields are
-    the entity's columns; a simulated one returns what its output schema says.
+    An implemented tool returns its entity's row (or a list of rows) where its response shape
+    says, each column under the key the spec spells it with; a simulated one returns what its
+    output schema says.
     """
     found: dict[str, str] = {}
     entity = manifest.entity(tool.entity) if tool.entity else None
     if entity is not None and tool.backend == "implemented":
-        if tool.operation != "delete":
-            prefix = "" if tool.operation in ROW_OPERATIONS else list_prefix(tool) + "."
+        shape = tool.shape
+        if tool.operation != "delete" and shape.body:
+            prefix = row_prefix(tool)
             for column in entity.columns:
                 sem = column_semantic(entity, column)
-                if sem:
-                    found[prefix + column.name] = sem
+                if sem and (not shape.fields or column.name in shape.fields):
+                    found[prefix + shape.key_of(column.name)] = sem
     else:
         for path, leaf in _schema_leaves(tool.output_schema):
             name = path.rsplit(".", 1)[-1].removesuffix("[]")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from compoworld.manifest import ResponseShape
+
 __all__ = [
     "MISSING",
     "get_arg",
@@ -47,27 +49,69 @@ def get_path(data: Any, path: str) -> Any:
     return current
 
 
-def list_items(data: Any) -> list[Any] | None:
-    """The rows of a list result (``[...]`` or ``{"items": [...]}``), or None for a non-list result."""
+def _row_lists(data: Any, prefix: str, depth: int) -> list[tuple[str, list[Any]]]:
+    """Lists of objects reachable through object keys (never through a list), with their paths."""
+    if not isinstance(data, dict) or depth > 3:
+        return []
+    found: list[tuple[str, list[Any]]] = []
+    for key, value in data.items():
+        if (isinstance(value, list) and value and all(isinstance(r, dict) for r in value)) or (
+            isinstance(value, list) and not value
+        ):
+            found.append((f"{prefix}{key}.", value))
+        elif isinstance(value, dict):
+            found += _row_lists(value, f"{prefix}{key}.", depth + 1)
+    return found
+
+
+def _rows(data: Any, shape: ResponseShape | None) -> tuple[str, list[Any]] | None:
+    """(path prefix, rows) of a list result: where its response shape says, else the one list of rows."""
+    if shape is not None:
+        if not shape.many:
+            return None
+        node: Any = data
+        prefix = ""
+        for key in shape.rows_at:
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node, prefix = node[key], f"{prefix}{key}."
+        return (prefix, node) if isinstance(node, list) else None
     if isinstance(data, list):
-        return data
+        return "", data
     if isinstance(data, dict) and isinstance(data.get("items"), list):
-        return data["items"]
-    return None
+        return "items.", data["items"]
+    lists = _row_lists(data, "", 0)
+    return lists[0] if len(lists) == 1 else None
+
+
+def list_items(data: Any, shape: ResponseShape | None = None) -> list[Any] | None:
+    """The rows of a list result, or None for a non-list result.
+
+    ``shape`` (the tool's ``ResponseShape``) says where they sit; without it, a bare list, an
+    ``items`` list or the only list of objects in the body (``{"data": [...], "meta": {...}}``).
+    """
+    found = _rows(data, shape)
+    return found[1] if found is not None else None
 
 
 def _is_scalar(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool))
 
 
-def leaves(data: Any) -> list[tuple[str, Any]]:
+def leaves(data: Any, shape: ResponseShape | None = None) -> list[tuple[str, Any]]:
     """(path, value) for the scalar fields of a row result, or of the only row of a one-row list result."""
-    items = list_items(data)
-    if items is not None:
+    found = _rows(data, shape)
+    if found is not None:
+        prefix, items = found
         if len(items) != 1 or not isinstance(items[0], dict):
             return []
-        prefix = "0." if isinstance(data, list) else "items.0."
-        return [(prefix + k, v) for k, v in sorted(items[0].items()) if _is_scalar(v)]
+        return [(f"{prefix}0.{k}", v) for k, v in sorted(items[0].items()) if _is_scalar(v)]
+    if shape is not None:
+        rows = shape.rows(data)
+        if not rows:
+            return []
+        prefix, row = rows[0]
+        return [(prefix + k, v) for k, v in sorted(row.items()) if _is_scalar(v)]
     if isinstance(data, dict):
         return [(k, v) for k, v in sorted(data.items()) if _is_scalar(v)]
     return []

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from compoworld.manifest import EntityDef
+from compoworld.manifest import EntityDef, ToolDef
 from compoworld.runtime.service import ServiceRuntime
 
 __all__ = ["SeedIndex", "value_key"]
@@ -34,6 +34,11 @@ class SeedIndex:
         if name is None or service not in self.runtimes:
             return None
         return self.runtimes[service].manifest.entity(name)
+
+    def tool(self, service: str, name: str) -> ToolDef | None:
+        if service not in self.runtimes:
+            return None
+        return self.runtimes[service].manifest.tool(name)
 
     def rows(self, service: str, table: str) -> list[dict[str, Any]]:
         key = (service, table)

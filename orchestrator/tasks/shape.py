@@ -84,10 +84,12 @@ def _aggregate(rng: random.Random, walk: Walk, seeds: SeedIndex) -> str:
     index = len(walk.steps) - 1
     node = walk.nodes[index]
     entity = seeds.entity(node.service, node.entity)
+    tool = seeds.tool(node.service, node.tool)
+    fields = tool.shape.fields if tool is not None else {}
     numeric = [
-        c.name
+        fields.get(c.name, c.source_name or c.name)  # the key the column travels under in the body
         for c in (entity.columns if entity else [])
-        if c.type == "number" and not c.primary_key and not c.read_only
+        if c.type == "number" and not c.primary_key and not c.read_only and (not fields or c.name in fields)
     ]
     if numeric and rng.random() < 0.5:
         return f"sum:{index}:{rng.choice(numeric)}"

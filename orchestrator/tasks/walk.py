@@ -17,14 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compoworld.manifest import EntityDef, ToolDef
+from compoworld.manifest import EntityDef, ResponseShape, ToolDef
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.graph.model import GraphEdge, InputPort, ToolGraph, ToolNode
 from orchestrator.graph.ports import schema_path
 from orchestrator.models import WalkStep
 from orchestrator.tasks.arguments import ArgumentFiller, arguments_read
 from orchestrator.tasks.execute import Session
-from orchestrator.tasks.paths import leaves, list_items, set_arg, step_ref
+from orchestrator.tasks.paths import MISSING, get_path, leaves, list_items, set_arg, step_ref
 from orchestrator.tasks.seeds import SeedIndex, value_key
 from orchestrator.tasks.walkstate import DraftRejected, Walk, coerce_key, is_stamp
 
@@ -73,6 +73,13 @@ SEMANTIC_WEIGHT: dict[str, float] = {
     "text": 0.4,
     "status": 0.3,
 }
+
+
+def _total(data: Any, shape: ResponseShape, count: int) -> Any:
+    """The number of matching rows a list body states (its ``total`` paging field), else the page's."""
+    path = next((p for p, role in shape.paging.items() if role == "total"), None)
+    value = get_path(data, path) if path else MISSING
+    return count if value is MISSING else value
 
 
 def _weighted(rng: random.Random, items: Sequence[tuple[float, Any]]) -> Any:
@@ -315,31 +322,38 @@ class Walker:
             return False
         data = result.data
         many = False
+        shape = tool.shape
+        found = tool.rows_in(data) if node.backend == "implemented" else None  # rows keyed by column
         if node.backend == "implemented":
-            items = list_items(data)
+            items = list_items(data, shape)
             if items is not None and node.operation in ("list", "search"):
-                total = data.get("total", len(items)) if isinstance(data, dict) else len(items)
+                total = _total(data, shape, len(items))
                 if not items or (len(items) > 1 and not (allow_many and total == len(items))):
                     return False
                 many = len(items) > 1
+            record_now = found[0][1] if found and len(found) == 1 and not shape.many else None
+            if (
+                before is not None and record_now is None and entity is not None
+            ):  # a body without the row (204)
+                after = session.select(node.service, entity.table, {entity.pk: before[entity.pk]})
+                record_now = after[0] if after else None
             changed = (
-                isinstance(data, dict)
-                and any(before.get(k) != v for k, v in data.items() if not is_stamp(entity, k))
+                record_now is not None
+                and any(before.get(k) != v for k, v in record_now.items() if not is_stamp(entity, k))
                 if before is not None
                 else True
             )
             if not changed:
                 return False
         if entity is not None and node.backend == "implemented":
-            single = list_items(data)
-            record = single[0] if single and len(single) == 1 else data if single is None else None
+            record = found[0][1] if found and len(found) == 1 else None
             if isinstance(record, dict) and record.get(entity.pk) is not None:
                 row = (node.service, entity.name, value_key(record[entity.pk]))
                 if node.operation == "create":
                     walk.generated.add((node.service, f"id:{entity.name}", value_key(record[entity.pk])))
         pool: dict[str, tuple[str, Any]] = {}
         if node.backend == "implemented" and node.operation != "delete":
-            pool = {schema_path(path): (path, value) for path, value in leaves(data)}
+            pool = {schema_path(path): (path, value) for path, value in leaves(data, shape)}
         walk.steps.append(
             WalkStep(
                 service=node.service,

@@ -1,0 +1,173 @@
+"""A service's own REST routes: the spec's paths and methods, its request formats, its response bodies.
+
+``plan_routes`` decides where everything is mounted. The spec's paths win: a runtime route
+(``/health``, ``/tools``, ``/admin``, ``/openapi.json``, ``/docs``, ``/redoc``) whose first
+segment a spec path also uses is served only under ``RESERVED_PREFIX`` (``/_compoworld``); every
+runtime route is served there too, so a client that must not guess (the orchestrator) always
+uses the prefixed form. ``rest_handler`` turns one request in the spec's wire format into tool
+arguments (``compoworld.runtime.wire``) and answers the spec's body and status.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from compoworld.contracts import ToolResult
+from compoworld.manifest import ServiceManifest
+from compoworld.runtime.service import ServiceRuntime
+from compoworld.runtime.shape import Shaper
+from compoworld.runtime.wire import WireFormat, media_kind, parse_form
+
+__all__ = [
+    "RESERVED_PREFIX",
+    "RUNTIME_ROUTES",
+    "Rejected",
+    "RoutePlan",
+    "json_response",
+    "plan_routes",
+    "rest_handler",
+    "rest_response",
+]
+
+#: Where the runtime's own routes are always served, whatever paths the spec declares.
+RESERVED_PREFIX = "/_compoworld"
+#: The runtime's own top-level routes, by first path segment.
+RUNTIME_ROUTES = ("health", "tools", "admin", "openapi.json", "docs", "redoc")
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def json_response(payload: Any, status: int = 200) -> Response:
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    return Response(body, status_code=status, media_type="application/json")
+
+
+class Rejected(Exception):
+    """A request refused before any tool ran; carries the failure to answer with."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+@dataclass
+class RoutePlan:
+    """Which runtime routes stay at the root, and which spec routes are served."""
+
+    root: set[str] = field(default_factory=set)
+    moved: set[str] = field(default_factory=set)
+    spec_routes: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def at(self, route: str) -> list[str]:
+        """The prefixes a runtime route is served under ("" is the root)."""
+        return ["", RESERVED_PREFIX] if route in self.root else [RESERVED_PREFIX]
+
+
+def _first_segment(path: str) -> str:
+    return path.strip("/").split("/", 1)[0].lower()
+
+
+def plan_routes(manifest: ServiceManifest) -> RoutePlan:
+    """Spec routes (method, path, tool; first tool wins a duplicate) and where the runtime's go."""
+    plan = RoutePlan()
+    seen: set[tuple[str, str]] = set()
+    for tool in manifest.tools:
+        if not tool.path or (tool.method, tool.path) in seen or tool.path.startswith(RESERVED_PREFIX):
+            continue
+        seen.add((tool.method, tool.path))
+        plan.spec_routes.append((tool.method, tool.path, tool.name))
+        first = _first_segment(tool.path)
+        if first in RUNTIME_ROUTES:
+            plan.moved.add(first)
+    plan.root = {r for r in RUNTIME_ROUTES if r not in plan.moved}
+    return plan
+
+
+def rest_response(result: ToolResult, shaper: Shaper | None = None) -> Response:
+    """A REST route's answer: the success body itself with its status (nothing at all for a 204);
+    a failure as the spec's declared error body where it declares one, else as the envelope."""
+    if result.success:
+        if not result.has_body:
+            return Response(status_code=result.status)
+        return json_response(result.data, result.status)
+    body = shaper.error(result.code, result.message, result.status) if shaper is not None else None
+    return json_response(body if body is not None else result.envelope(), result.status)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The raw request body; ``Rejected`` when it is larger than ``limit``."""
+    body = await request.body()
+    if len(body) > limit:
+        raise Rejected(
+            ToolResult.fail("payload_too_large", f"request body is {len(body)} bytes; the limit is {limit}")
+        )
+    return body
+
+
+def parse_json(raw: bytes) -> Any:
+    """A JSON request body (``{}`` when empty); ``Rejected`` when it is not JSON."""
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise Rejected(ToolResult.fail("invalid_json", f"request body is not valid JSON: {exc}")) from exc
+
+
+async def _form_items(request: Request) -> list[tuple[str, str]]:
+    """A multipart body's fields as text (a file part's content, decoded)."""
+    items: list[tuple[str, str]] = []
+    try:
+        form = await request.form()
+    except Exception as exc:  # a malformed multipart body is the client's error
+        raise Rejected(
+            ToolResult.fail("invalid_arguments", f"multipart body cannot be parsed: {exc}")
+        ) from exc
+    for key, value in form.multi_items():
+        if isinstance(value, str):
+            items.append((key, value))
+        else:
+            items.append((key, (await value.read()).decode("utf-8", errors="replace")))
+    return items
+
+
+def rest_handler(
+    runtime: ServiceRuntime, name: str, limit: int, episode_of: Callable[[Request], str | None]
+) -> Callable[[Request], Awaitable[Response]]:
+    """The handler of one tool's REST route."""
+    bound = runtime.tools[name]
+    wire = WireFormat(bound.defn)
+    reads_body = any(loc == "body" for loc in bound.defn.arg_locations.values())
+
+    async def handler(request: Request) -> Response:
+        shaper = bound.shaper
+        try:
+            episode = episode_of(request)
+            body: Any = None
+            form: list[tuple[str, str]] | None = None
+            if request.method in _BODY_METHODS or reads_body:
+                raw = await read_body(request, limit)
+                kind = media_kind(request.headers.get("content-type"))
+                if kind == "form":
+                    form = parse_form(raw)
+                elif kind == "multipart" and raw.strip():
+                    form = await _form_items(request)
+                elif kind == "other" and wire.whole_body is not None and raw.strip():
+                    body = raw.decode("utf-8", errors="replace")
+                elif raw.strip():
+                    body = parse_json(raw)
+                if form is None and wire.whole_body is None and not isinstance(body, dict | None):
+                    raise Rejected(bound.failure("invalid_arguments", "request body must be a JSON object"))
+            args = wire.decode(
+                request.path_params, request.query_params.multi_items(), request.headers, body, form
+            )
+        except Rejected as refused:
+            return rest_response(refused.result, shaper)
+        return rest_response(await runtime.call_tool(episode, name, args), shaper)
+
+    return handler

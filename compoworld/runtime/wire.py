@@ -1,0 +1,303 @@
+"""The spec's own wire format, both ways: a REST request <-> a tool's flat arguments.
+
+A REST route accepts what the spec declares and what a client of the real API sends: path
+parameters, query parameters in their declared style (repeated keys, ``a,b``, ``a|b``,
+``filter[status]=x``, ``city[]=a``), header parameters, and a JSON, form-urlencoded or
+multipart body (dispatched on the request's ``Content-Type``, so a JSON client of a form API
+is not turned away either). Names travel as the spec spells them (``from``, ``page[size]``,
+``_id``) while tool arguments carry safe names (``from_``, ``page_size``, ``id``): the tool's
+``wire_names`` map between the two. A key that names no argument is passed through under its
+own name, so the argument check refuses it by name instead of it being dropped.
+
+``encode`` is the inverse (the conformance checker and tests send requests the way a client of
+the real API would).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode
+
+from compoworld.manifest import ToolDef
+from compoworld.runtime.validate import coerce_text
+
+__all__ = ["WireFormat", "WireRequest", "encode", "media_kind", "parse_form"]
+
+DELIMITERS = {"csv": ",", "spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}
+_BRACKETS = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])+)$")
+_BOUNDARY = "compoworld-boundary-7f3a"
+
+
+def media_kind(content_type: str | None) -> str:
+    """``json``, ``form``, ``multipart`` or ``other`` for a Content-Type header value."""
+    kind = (content_type or "").split(";")[0].strip().lower()
+    if kind == "application/x-www-form-urlencoded":
+        return "form"
+    if kind.startswith("multipart/"):
+        return "multipart"
+    if not kind or "json" in kind:
+        return "json"
+    return "other"
+
+
+def _types(schema: dict[str, Any]) -> set[str]:
+    raw = schema.get("type")
+    types = {raw} if isinstance(raw, str) else set(raw) if isinstance(raw, list) else set()
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key) or []:
+            if isinstance(sub, dict):
+                types |= _types(sub)
+    if not types and "properties" in schema:
+        types.add("object")
+    if not types and "items" in schema:
+        types.add("array")
+    types.discard("null")
+    return types
+
+
+def _sanitised(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name).lower()
+
+
+class WireFormat:
+    """Decodes REST requests into one tool's arguments (compiled once per tool)."""
+
+    def __init__(self, tool: ToolDef) -> None:
+        props = tool.input_schema.get("properties") or {}
+        self.props: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if isinstance(v, dict)}
+        self.locations = dict(tool.arg_locations)
+        self.styles = dict(tool.arg_styles)
+        self.whole_body = tool.body_whole
+        self.headers = {
+            tool.wire_names.get(a, a).lower(): a for a, loc in self.locations.items() if loc == "header"
+        }
+        self._by_wire: dict[str, str] = {}
+        for arg in self.props:  # weakest first: a sanitised spelling, the argument's own name, the spec's
+            self._by_wire.setdefault(_sanitised(arg), arg)
+        for arg in self.props:
+            self._by_wire[arg] = arg
+        for arg in self.props:
+            wire = tool.wire_names.get(arg)
+            if wire:
+                self._by_wire[wire] = arg
+        #: Per location, the spec's names of that location's arguments (a body ``employeeId`` is
+        #: ``body_employeeId`` when a path variable took ``employeeId``).
+        self._own: dict[str, dict[str, str]] = {}
+        for arg in self.props:
+            where = self.locations.get(arg, "body")
+            self._own.setdefault(where, {})[tool.wire_names.get(arg, arg)] = arg
+
+    def arg_of(self, key: str, where: str | None = None) -> str:
+        """The argument a wire key names, in ``where`` first (the key itself when it names none)."""
+        if where is not None:
+            found = self._own.get(where, {}).get(key)
+            if found is not None:
+                return found
+        found = self._by_wire.get(key)
+        if found is None:
+            found = self._by_wire.get(_sanitised(key), key)
+        return found
+
+    # -- decoding -----------------------------------------------------------------------
+
+    def decode(
+        self,
+        path_params: Mapping[str, str],
+        query: Iterable[tuple[str, str]],
+        headers: Mapping[str, str],
+        body: Any = None,
+        form: Iterable[tuple[str, str]] | None = None,
+    ) -> dict[str, Any]:
+        """The arguments of one request; where two places name one argument, path wins, then query,
+        headers and the body (a parsed JSON value, or the items of a form or multipart body)."""
+        args: dict[str, Any] = {}
+        for name, value in path_params.items():
+            arg = name if name in self.props else self.arg_of(name, "path")
+            args[arg] = coerce_text(value, self.props.get(arg, {}))
+        for arg, value in self._strings(query, "query").items():
+            args.setdefault(arg, value)
+        for wire, arg in self.headers.items():
+            text = headers.get(wire)
+            if text is not None:
+                args.setdefault(arg, self._text(arg, [text], delimiter=","))
+        if form is not None:
+            for arg, value in self._strings(form, "body").items():
+                args.setdefault(arg, value)
+        elif self.whole_body is not None and body is not None:
+            args.setdefault(self.whole_body, body)
+        elif isinstance(body, dict):
+            for key, value in body.items():
+                args.setdefault(self.arg_of(str(key), "body"), value)
+        return args
+
+    def _strings(self, items: Iterable[tuple[str, str]], where: str) -> dict[str, Any]:
+        """Query or form items: repeated keys, delimited arrays, bracketed and deepObject names."""
+        seen: dict[str, list[str]] = {}
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in items:
+            arg = self.arg_of(key, where)
+            if arg in self.props:
+                seen.setdefault(arg, []).append(value)
+                continue
+            match = _BRACKETS.match(key)
+            base = self.arg_of(match.group(1)) if match else None
+            if match and base in self.props:
+                path = [p[1:-1] for p in re.findall(r"\[[^\[\]]*\]", match.group(2))]
+                if not any(path):
+                    seen.setdefault(base, []).append(value)  # city[]=a&city[]=b
+                else:
+                    _set_path(nested.setdefault(base, {}), [p for p in path if p], value)
+                continue
+            seen.setdefault(arg, []).append(value)
+        out = {
+            arg: self._text(arg, values, delimiter=DELIMITERS.get(self.styles.get(arg, ""), ","))
+            for arg, values in seen.items()
+        }
+        for arg, obj in nested.items():
+            out.setdefault(arg, _coerce_tree(obj, self.props.get(arg, {})))
+        return out
+
+    def _text(self, arg: str, values: list[Any], delimiter: str) -> Any:
+        """String values of one argument as the JSON type its schema asks for."""
+        schema = self.props.get(arg, {})
+        texts = [str(v) for v in values]
+        types = _types(schema)
+        if "array" in types and "string" not in types - {"array"}:
+            raw_items = schema.get("items")
+            items: dict[str, Any] = raw_items if isinstance(raw_items, dict) else {}
+            parts: list[str] = []
+            for text in texts:
+                parts += _split(text, delimiter, self.styles.get(arg) is not None or len(texts) == 1)
+            return [coerce_text(p, items) for p in parts]
+        if "object" in types and "string" not in types:
+            try:
+                return json.loads(texts[-1])
+            except ValueError:
+                return texts[-1]
+        return coerce_text(texts[-1], schema)
+
+
+def _split(text: str, delimiter: str, delimited: bool) -> list[str]:
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            return [p if isinstance(p, str) else json.dumps(p) for p in parsed]
+    if not delimited or not text:
+        return [text] if text else []
+    return [p for p in text.split(delimiter) if p != ""]
+
+
+def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
+    for key in path[:-1]:
+        inner = target.setdefault(key, {})
+        if not isinstance(inner, dict):
+            inner = target[key] = {}
+        target = inner
+    target[path[-1]] = value
+
+
+def _coerce_tree(obj: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    raw = schema.get("properties")
+    props: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        found = props.get(key)
+        sub: dict[str, Any] = found if isinstance(found, dict) else {}
+        out[key] = _coerce_tree(value, sub) if isinstance(value, dict) else coerce_text(str(value), sub)
+    return out
+
+
+# -- encoding (a client of the real API) ------------------------------------------------------
+
+
+@dataclass
+class WireRequest:
+    """One REST request as a client of the real API sends it."""
+
+    method: str
+    path: str
+    params: list[tuple[str, str]] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    content: bytes | None = None
+
+    @property
+    def url(self) -> str:
+        return self.path + ("?" + urlencode(self.params) if self.params else "")
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+def _query_pairs(wire: str, value: Any, style: str | None) -> list[tuple[str, str]]:
+    if isinstance(value, dict) and style == "deepObject":
+        out: list[tuple[str, str]] = []
+        for key, inner in value.items():
+            out += _query_pairs(f"{wire}[{key}]", inner, "deepObject" if isinstance(inner, dict) else None)
+        return out
+    if isinstance(value, list) and style in DELIMITERS:
+        return [(wire, DELIMITERS[style].join(_text_of(v) for v in value))]
+    if isinstance(value, list):
+        return [(wire, _text_of(v)) for v in value]
+    return [(wire, _text_of(value))]
+
+
+def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
+    """The request a client of the real API sends for ``args``, in the spec's declared formats."""
+    path = tool.path or f"/tools/{tool.name}"
+    request = WireRequest(method=tool.method, path=path)
+    body: dict[str, Any] = {}
+    for arg, value in args.items():
+        where = tool.arg_locations.get(arg, "body")
+        wire = tool.wire_names.get(arg, arg)
+        if where == "path":
+            request.path = request.path.replace("{" + arg + "}", quote(_text_of(value), safe=""))
+        elif where == "query":
+            request.params += _query_pairs(wire, value, tool.arg_styles.get(arg))
+        elif where == "header":
+            request.headers[wire] = (
+                ",".join(map(_text_of, value)) if isinstance(value, list) else _text_of(value)
+            )
+        elif arg == tool.body_whole:
+            request.content = json.dumps(value).encode()
+            request.headers["content-type"] = "application/json"
+        else:
+            body[wire] = value
+    if body:
+        kind = media_kind(tool.body_media)
+        if kind == "form":
+            pairs = [p for k, v in body.items() for p in _query_pairs(k, v, None)]
+            request.content = urlencode(pairs).encode()
+            request.headers["content-type"] = "application/x-www-form-urlencoded"
+        elif kind == "multipart":
+            request.content = _multipart(body)
+            request.headers["content-type"] = f"multipart/form-data; boundary={_BOUNDARY}"
+        else:
+            request.content = json.dumps(body, ensure_ascii=False).encode()
+            request.headers["content-type"] = "application/json"
+    return request
+
+
+def _multipart(body: dict[str, Any]) -> bytes:
+    parts: list[bytes] = []
+    for key, value in body.items():
+        for item in value if isinstance(value, list) else [value]:
+            head = f'--{_BOUNDARY}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'
+            parts.append(head.encode() + _text_of(item).encode() + b"\r\n")
+    return b"".join(parts) + f"--{_BOUNDARY}--\r\n".encode()
+
+
+def parse_form(content: bytes) -> list[tuple[str, str]]:
+    """A form-urlencoded body's items, in order (blank values kept)."""
+    return parse_qsl(content.decode("utf-8", errors="replace"), keep_blank_values=True)

@@ -1,0 +1,163 @@
+"""Twin calls: every checked call runs twice, over the uniform route and over the spec's REST route.
+
+The two calls run in two episodes forked from the seed (or both on the seed view), so a
+deterministic service answers both the same way. A call is held to: the REST route accepts the
+request in the spec's own wire format whenever the uniform route accepts the arguments; it
+answers the declared status; its body is the uniform route's ``data``; and a success body
+conforms strictly to the declared schema (``compoworld.runtime.conform``). Every call leaves a
+``CallRecord``, which the conformance report and the fidelity sample count.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from compoworld.contracts import ERROR_STATUS, ToolResult
+from compoworld.manifest import ToolDef
+from compoworld.runtime.conform import StrictChecker
+from compoworld.runtime.rest import RESERVED_PREFIX
+from compoworld.runtime.wire import encode
+
+__all__ = ["CallRecord", "Twin", "TwinFailure"]
+
+
+class TwinFailure(Exception):
+    """A call whose two routes disagree, or whose body is not what the spec declares."""
+
+
+@dataclass
+class CallRecord:
+    """What one twin call showed."""
+
+    tool: str
+    backend: str
+    success: bool
+    declared: bool
+    rest: bool = False
+    status_ok: bool = True
+    conforms: bool = True
+    same_body: bool = True
+    wire_rejected: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+class Twin:
+    """Makes twin calls against one service app."""
+
+    def __init__(self, client: httpx.AsyncClient, token: str, rest_tools: set[str]) -> None:
+        self.client = client
+        self.admin = {"Authorization": f"Bearer {token}"}
+        self.rest_tools = rest_tools
+        self.records: list[CallRecord] = []
+        self._checkers: dict[str, StrictChecker] = {}
+        self._forked: set[str] = set()
+
+    @staticmethod
+    def rest_twin(episode: str) -> str:
+        """The id of the episode the REST half of a twin call runs in."""
+        return f"{episode}-rest"
+
+    async def ensure(self, episode: str | None) -> None:
+        """Fork ``episode`` and its REST twin from the seed, the first time a call names it."""
+        if episode is None or episode in self._forked:
+            return
+        self._forked.add(episode)
+        for eid in (episode, self.rest_twin(episode)):
+            resp = await self.client.post(
+                f"{RESERVED_PREFIX}/admin/episodes", json={"episode_id": eid}, headers=self.admin
+            )
+            if resp.status_code != 201:
+                raise TwinFailure(f"fork answered HTTP {resp.status_code}: {resp.text[:200]}")
+
+    async def uniform(self, episode: str | None, tool: str, args: Any) -> ToolResult:
+        """One call over the uniform route only."""
+        await self.ensure(episode)
+        headers = {"X-Episode-Id": episode} if episode else {}
+        resp = await self.client.post(f"{RESERVED_PREFIX}/tools/{tool}", json=args, headers=headers)
+        if resp.status_code >= 500:
+            raise TwinFailure(f"HTTP {resp.status_code} from /tools/{tool}")
+        try:
+            return ToolResult.from_envelope(resp.json())
+        except ValueError as exc:
+            raise TwinFailure(f"/tools/{tool} did not answer a tool-result envelope: {exc}") from exc
+
+    def checker(self, tool: ToolDef, backend: str) -> StrictChecker:
+        """Strict for typed state; the world model's answers (simulated) are held to the plain schema."""
+        if tool.name not in self._checkers:
+            self._checkers[tool.name] = StrictChecker(tool.output_schema or {}, strict=backend != "simulated")
+        return self._checkers[tool.name]
+
+    async def call(
+        self, episode: str | None, tool: ToolDef, args: dict[str, Any], backend: str
+    ) -> ToolResult:
+        """The call over both routes (the REST half in ``episode``'s twin); the uniform result.
+
+        Raises TwinFailure where the two part ways or the body is not what the spec declares.
+        """
+        result = await self.uniform(episode, tool.name, args)
+        record = CallRecord(tool.name, backend, result.success, tool.shape.declared)
+        self.records.append(record)
+        if result.success and (tool.shape.declared or tool.output_schema):
+            problems = self.checker(tool, backend).errors(result.data) if tool.shape.body else []
+            if result.data is not None and not tool.shape.body:
+                problems = ["a body where the spec declares none"]
+            if problems:
+                record.conforms = False
+                record.problems += [
+                    f"the body does not conform to the output schema at {p}" for p in problems
+                ]
+        if tool.name in self.rest_tools and _rest_safe(tool, args):
+            await self._rest(episode, tool, args, result, record)
+        if record.problems:
+            raise TwinFailure(f"{tool.name}: " + "; ".join(record.problems[:3]))
+        return result
+
+    async def _rest(
+        self, episode: str | None, tool: ToolDef, args: dict[str, Any], result: ToolResult, record: CallRecord
+    ) -> None:
+        record.rest = True
+        request = encode(tool, args)
+        headers = dict(request.headers)
+        if episode is not None:
+            headers["X-Episode-Id"] = self.rest_twin(episode)
+        resp = await self.client.request(
+            request.method, request.url, headers=headers, content=request.content
+        )
+        if resp.status_code >= 500:
+            raise TwinFailure(f"{tool.method} {request.path} answered HTTP {resp.status_code}")
+        if result.success and resp.status_code >= 400:
+            record.wire_rejected = True
+            record.problems.append(
+                f"REST refused what the uniform route accepted: HTTP {resp.status_code} {resp.text[:160]}"
+            )
+            return
+        wanted = tool.shape.status if result.success else _error_status(tool, result)
+        if resp.status_code != wanted:
+            record.status_ok = False
+            record.problems.append(f"REST answered HTTP {resp.status_code}, the spec declares {wanted}")
+        if not result.success:
+            return
+        body = resp.json() if resp.content else None
+        if _canonical(body) != _canonical(result.data):
+            record.same_body = False
+            record.problems.append("the REST body differs from the uniform route's data")
+
+
+def _error_status(tool: ToolDef, result: ToolResult) -> int:
+    return tool.shape.errors.get(result.code, ERROR_STATUS.get(result.code, 400))
+
+
+def _rest_safe(tool: ToolDef, args: dict[str, Any]) -> bool:
+    """Whether ``args`` can travel over the REST route as they are (no slash in a path value)."""
+    for arg, value in args.items():
+        if tool.arg_locations.get(arg) == "path" and ("/" in str(value) or str(value) in ("", ".", "..")):
+            return False
+    return True
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
