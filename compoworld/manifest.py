@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 from compoworld.errors import LibraryError
 
 __all__ = [
-    "ActionDef",
     "PAGING_ROLES",
+    "ActionDef",
     "ColumnDef",
     "ColumnType",
     "EntityDef",

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
+
+from compoworld.patterns import schema_validator
 
 __all__ = ["StrictChecker", "strict_errors", "strict_schema"]
 
@@ -77,10 +79,8 @@ class StrictChecker:
 
     def __init__(self, schema: dict[str, Any], *, strict: bool = True) -> None:
         self.schema = strict_schema(schema) if strict else schema
-        try:
-            self._validator: Draft202012Validator | None = Draft202012Validator(self.schema)
-        except Exception:  # an upstream schema jsonschema cannot compile: nothing to hold a body to
-            self._validator = None
+        # patterns in every dialect the corpus writes (\p{L}...), as the argument validator reads them
+        self._validator: Validator | None = schema_validator(self.schema)
 
     def errors(self, body: Any, limit: int = 3) -> list[str]:
         """Up to ``limit`` reasons the body does not conform (empty: it conforms)."""

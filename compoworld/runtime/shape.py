@@ -28,10 +28,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from jsonschema import Draft202012Validator
-
 from compoworld.manifest import EntityDef, ResponseShape, ToolDef
-from compoworld.runtime.world import generate_value
+from compoworld.patterns import compile_pattern, schema_validator
 from compoworld.values import fit_string
 
 __all__ = ["Fit", "Page", "Shaper", "compile_fit", "default_value"]
@@ -133,6 +131,8 @@ def default_value(schema: dict[str, Any], name: str) -> Any:
     types, _ = _types(schema)
     if types == {"boolean"}:
         return _key(name) in _TRUE_FLAGS
+    from compoworld.runtime.world import generate_value  # world -> ops -> shape: import when first needed
+
     seed = int.from_bytes(hashlib.sha256(f"default:{name}".encode()).digest()[:8], "big")
     return _without_nulls(generate_value(schema, random.Random(seed), name))
 
@@ -198,10 +198,12 @@ class _Entry:
 
     __slots__ = ("default", "fit", "key", "nullable", "required", "source")
 
-    def __init__(self, key: str, source: str, schema: dict[str, Any], required: bool, depth: int) -> None:
+    def __init__(
+        self, key: str, source: str, schema: dict[str, Any], required: bool, depth: int, repair: bool = True
+    ) -> None:
         self.key = key
         self.source = source
-        self.fit = compile_fit(schema, key, depth + 1)
+        self.fit = compile_fit(schema, key, depth + 1, repair=repair)
         self.nullable = _types(schema)[1]
         self.required = required
         self.default: Callable[[], Any] | None = (
@@ -266,8 +268,14 @@ def _open_fit(entries: list[_Entry]) -> Fit:
     return fit
 
 
-def compile_fit(schema: Any, name: str = "", depth: int = 0) -> Fit | None:
-    """A function that makes a stored value fit ``schema`` (None: the value fits as it is)."""
+def compile_fit(schema: Any, name: str = "", depth: int = 0, *, repair: bool = True) -> Fit | None:
+    """A function that makes a stored value fit ``schema`` (None: the value fits as it is).
+
+    It always re-spells a value without changing what it means (its JSON type, an enum member's
+    case, a timestamp's ISO form). With ``repair`` (the contents of a JSON column, filler rather
+    than facts) it also replaces a value the schema cannot hold: a bound, a pattern sample, the
+    enum's first member. A scalar column's value is never replaced: the checker reports it.
+    """
     if (
         not isinstance(schema, dict)
         or depth > _MAX_DEPTH
@@ -290,24 +298,28 @@ def compile_fit(schema: Any, name: str = "", depth: int = 0) -> Fit | None:
         return lambda v: const  # the spec allows one value: state cannot mean another
     fits = [
         f
-        for f in (_scalar_fit(types), _json_text_fit(types), _bounds_fit(schema), _text_fit(schema, name))
+        for f in (
+            _scalar_fit(types),
+            _json_text_fit(types),
+            _bounds_fit(schema) if repair else None,
+            _text_fit(schema, name, repair),
+        )
         if f
     ]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        fits.append(_enum_fit(schema["enum"]))
+        fits.append(_enum_fit(schema["enum"], repair))
     return _chain(fits)
 
 
 def _union_fit(schema: dict[str, Any], variants: list[dict[str, Any]], name: str, depth: int) -> Fit | None:
     """A value of an ``anyOf``/``oneOf``: kept when a variant accepts it, else fitted to the first variant
     that accepts it fitted (a phone list kept as JSON text, an empty object given a variant's keys)."""
-    try:
-        whole = Draft202012Validator(schema)
-        checks = [(Draft202012Validator(v), compile_fit(v, name, depth + 1)) for v in variants]
-    except Exception:  # a variant jsonschema cannot compile: the value stays as stored
+    whole = schema_validator(schema)
+    checks = [(schema_validator(v), compile_fit(v, name, depth + 1)) for v in variants]
+    if whole is None or any(check is None for check, _ in checks):
         return None
 
-    def valid(check: Draft202012Validator, value: Any) -> bool:
+    def valid(check: Any, value: Any) -> bool:
         try:
             return bool(check.is_valid(value))
         except Exception:  # an ECMA-only pattern: trust the value
@@ -429,16 +441,13 @@ def _bounds_fit(schema: dict[str, Any]) -> Fit | None:
     return fit
 
 
-def _text_fit(schema: dict[str, Any], name: str) -> Fit | None:
+def _text_fit(schema: dict[str, Any], name: str, repair: bool) -> Fit | None:
     """A string outside the declared pattern or length: a timestamp re-spelled, else a value that fits."""
     pattern = schema.get("pattern")
     low, high = schema.get("minLength"), schema.get("maxLength")
     if not isinstance(pattern, str) and not isinstance(low, int) and not isinstance(high, int):
         return None
-    try:
-        compiled = re.compile(pattern) if isinstance(pattern, str) else None
-    except re.error:  # an ECMA-only pattern: only the lengths can be held
-        compiled = None
+    compiled = compile_pattern(pattern) if isinstance(pattern, str) else None  # None: lengths only
     seed = int.from_bytes(hashlib.sha256(f"fit:{name}".encode()).digest()[:8], "big")
 
     def fit(v: Any) -> Any:
@@ -453,7 +462,7 @@ def _text_fit(schema: dict[str, Any], name: str) -> Fit | None:
             for variant in _timestamp_variants(v):
                 if compiled.search(variant):
                     return variant
-        return fit_string(v, schema, random.Random(seed))
+        return fit_string(v, schema, random.Random(seed)) if repair else v
 
     return fit
 
@@ -472,9 +481,9 @@ def _timestamp_variants(value: str) -> list[str]:
     return out
 
 
-def _enum_fit(enum: list[Any]) -> Fit:
+def _enum_fit(enum: list[Any], repair: bool) -> Fit:
     """A stored value spelled differently from the enum (``Active`` for ``active``) answers the enum's
-    member; one the enum cannot hold at all answers its first member (the spec allows nothing else)."""
+    member; with ``repair``, one the enum cannot hold at all answers its first member."""
     allowed = {json.dumps(v) for v in enum}
     by_text = {str(v).lower(): v for v in enum if v is not None}
     first = next((v for v in enum if v is not None), enum[0])
@@ -482,7 +491,7 @@ def _enum_fit(enum: list[Any]) -> Fit:
     def fit(v: Any) -> Any:
         if json.dumps(v) in allowed:
             return v
-        return by_text.get(str(v).lower(), first)
+        return by_text.get(str(v).lower(), first if repair else v)
 
     return fit
 
@@ -548,10 +557,12 @@ class Shaper:
             pairs = list(fields.items())
             return lambda row: {key: row[col] for col, key in pairs if row.get(col) is not None}
         back = {key: col for col, key in fields.items()} if fields else {}
-        entries = [
-            _Entry(key, back.get(key, key if not fields else "\0" + key), sub, key in required, 0)
-            for key, sub in props.items()
-        ]
+        json_columns = {c.name for c in entity.columns if c.type == "json"} if entity is not None else set()
+        entries = []
+        for key, sub in props.items():
+            source = back.get(key, key if not fields else "\0" + key)
+            repair = entity is None or source in json_columns or source.startswith("\0")
+            entries.append(_Entry(key, source, sub, key in required, 0, repair=repair))
         if entity is not None:
             for e in entries:  # a stored value of the column's own type needs no coercion
                 column = entity.column(e.source)

@@ -316,6 +316,7 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
     written = inference.entity(bound.action.target)
     assert entity is not None and written is not None
     binding = {"pk_arg": bound.pk_arg, "arg_columns": bound.arg_columns}
+    response: ResponseShape | None
     if bound.action.returns == "row":  # the written row, in the body the spec declares (the shaper's)
         output_schema, output_semantics, response = _implemented_output(tool, "update", written)
     else:
