@@ -40,5 +40,7 @@ EXPOSE 8000
 # answer GET /health; set HEALTHCHECK_URL if you serve on another port.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["python", "-m", "compoworld.deploy.healthcheck"]
-ENTRYPOINT ["compoworld"]
+# `serve` and `orchestrator` start with only what serving needs (no typer/rich, no SQLAlchemy
+# resident); any other command is handed to the full `compoworld` CLI.
+ENTRYPOINT ["python", "-m", "compoworld.deploy.entrypoint"]
 CMD ["orchestrator", "--host", "0.0.0.0", "--port", "8000"]

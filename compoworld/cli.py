@@ -18,12 +18,12 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from compoworld.deploy.entrypoint import EntrypointError, run_asgi, serve_services
 from compoworld.errors import CompoWorldError
 from compoworld.llm import llm_from_settings
 from compoworld.manifest import library_folders
 from compoworld.registry import Registry
-from compoworld.runtime import ServiceRuntime, create_library_app, create_service_app
-from compoworld.runtime.app import freeze_heap
+from compoworld.runtime import ServiceRuntime, create_library_app
 from compoworld.runtime.service import load_library
 from compoworld.settings import Settings
 from orchestrator.demo import run_demo
@@ -110,13 +110,6 @@ def trainer_exports(out: Path, oracle_traj: Path, tasks_file: Path) -> list[tupl
     return rows
 
 
-def _serve(asgi_app: Any, host: str, port: int) -> None:
-    import uvicorn
-
-    freeze_heap()
-    uvicorn.run(asgi_app, host=host, port=port, log_level="warning", access_log=False)
-
-
 def _own_commands(app: typer.Typer, console: Console) -> None:
     """The commands that compose layers: serve, up, demo."""
 
@@ -127,24 +120,12 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         host: str = "127.0.0.1",
         port: int = 9001,
     ) -> None:
-        """Serve one service at / (a container's entrypoint), or several, each under /services/<name>."""
-        settings = Settings()
-        llm = llm_from_settings(settings)
-        root = library or settings.library
-        runtimes = {}
-        for name in names:
-            folder = root / name
-            if not (folder / "manifest.json").exists():
-                console.print(f"[red]no service '{name}' in {root}[/red]")
-                raise typer.Exit(2)
-            runtimes[name] = ServiceRuntime.from_folder(folder, settings, llm)
-        asgi = (
-            create_service_app(runtimes[names[0]], settings)
-            if len(names) == 1
-            else create_library_app(runtimes, settings)
-        )
-        console.print(f"serving {', '.join(names)} on http://{host}:{port}")
-        _serve(asgi, host, port)
+        """Serve one service at /, or several (a pack), each under /services/<name> (as containers do)."""
+        try:
+            serve_services(names, library, host, port)
+        except EntrypointError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2) from exc
 
     @app.command()
     def up(
@@ -160,7 +141,7 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         asgi, summary = build_embedded_app(library or settings.library, settings, tasks)
         console.print(summary)
         console.print(f"listening on http://{host}:{port}  (GET /services, POST /episodes)")
-        _serve(asgi, host, port)
+        run_asgi(asgi, host, port)
 
     @app.command()
     def demo(

@@ -160,22 +160,10 @@ def orchestrator(
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
 ) -> None:
     """The orchestrator alone, services remote (containers, Kubernetes)."""
-    import uvicorn
+    from compoworld.deploy.entrypoint import EntrypointError, serve_orchestrator
 
-    from orchestrator.server import create_orchestrator_app
-
-    settings = Settings()
-    if service_urls is not None:
-        settings = settings.model_copy(update={"service_urls_file": service_urls})
-    if settings.service_urls_file is None and not settings.service_url_template:
-        console.print(
-            "[red]no services: pass --service-urls FILE or set COMPOWORLD_SERVICE_URL_TEMPLATE[/red]"
-        )
-        raise typer.Exit(2)
     try:
-        app = create_orchestrator_app(settings, tasks)
-    except CompoWorldError as exc:
+        serve_orchestrator(service_urls, tasks, host, port)
+    except EntrypointError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
-    console.print(f"orchestrator on http://{host}:{port}  (POST /episodes, GET /services)")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -58,7 +58,7 @@ def test_dockerfile_is_pinned_non_root_and_checks_health_with_python() -> None:
     assert users and users[-1] not in {"root", "0", "0:0"}
     (health,) = [args for kw, args in steps if kw == "HEALTHCHECK"]
     assert '["python", "-m", "compoworld.deploy.healthcheck"]' in health and "curl" not in health
-    assert ("ENTRYPOINT", '["compoworld"]') in steps
+    assert ("ENTRYPOINT", '["python", "-m", "compoworld.deploy.entrypoint"]') in steps
     runs = " ".join(args for kw, args in steps if kw == "RUN")
     assert "pip install --no-cache-dir ." in runs and "[dev]" not in runs
     assert "COMPOWORLD_LIBRARY=/app/generated_services" in " ".join(a for k, a in steps if k == "ENV")

@@ -188,14 +188,25 @@ class ServiceRuntime:
 
     @classmethod
     def from_folder(
-        cls, folder: Path, settings: Settings | None = None, llm: LLMClient | None = None
+        cls,
+        folder: Path,
+        settings: Settings | None = None,
+        llm: LLMClient | None = None,
+        *,
+        ddl: list[str] | None = None,
     ) -> ServiceRuntime:
-        """Load a generated service folder (manifest.json, seed.json, schema.sql or models.py)."""
+        """Load a generated service folder (manifest.json, seed.json, schema.sql or models.py).
+
+        ``ddl`` compiled elsewhere (``compoworld.deploy.entrypoint`` does it in a child process for
+        a folder without schema.sql) spares this process importing models.py and SQLAlchemy.
+        """
         try:
-            manifest = ServiceManifest.model_validate_json((folder / "manifest.json").read_text())
+            # json.loads then validate: the stdlib parser shares repeated keys, which keeps a
+            # large manifest's schemas several times smaller in memory than model_validate_json.
+            manifest = ServiceManifest.model_validate(json.loads((folder / "manifest.json").read_text()))
             seed_path = folder / "seed.json"
             seed_rows = json.loads(seed_path.read_text()) if seed_path.exists() else {}
-            ddl = read_schema(folder)
+            ddl = ddl if ddl is not None else read_schema(folder)
         except (OSError, ValueError) as exc:
             raise LibraryError(f"{folder}: cannot load service: {exc}") from exc
         if ddl is None:
