@@ -38,7 +38,7 @@ USER 10001:10001
 EXPOSE 8000
 # Python, not curl: the slim image has no curl. Single services and packs both
 # answer GET /health; set HEALTHCHECK_URL if you serve on another port.
-HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
   CMD ["python", "-m", "compoworld.deploy.healthcheck"]
 # `serve` and `orchestrator` start with only what serving needs (no typer/rich, no SQLAlchemy
 # resident); any other command is handed to the full `compoworld` CLI.

@@ -168,6 +168,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
     ns = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cw-mem-"))
+    work.chmod(0o755)  # the image runs as uid 10001: the mounted library must be readable to it
     try:
         pack_lib = build_pack_library(ns.pack, work)
         figures = run(docker_mem if ns.docker else local_rss, pack_lib, not ns.docker)

@@ -57,3 +57,12 @@ class Settings(BaseSettings):
         "every episode to one of them.",
     )
     service_timeout_s: float = Field(default=10.0, description="Per tool call timeout to a remote service.")
+    store_url: str | None = Field(
+        default=None,
+        description="Episode store shared by orchestrator replicas (redis://host:6379/0); unset = in memory.",
+    )
+    store_lease_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Lease of an episode's turn lock in the shared store (renewed while held).",
+    )

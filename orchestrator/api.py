@@ -98,6 +98,13 @@ class StepRequest(BaseModel):
     assistant: dict[str, Any] | None = Field(
         default=None, description="The assistant turn's other fields (content)."
     )
+    step_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="Idempotency key of this turn: a retry with the latest turn's id gets that turn's "
+        "answer again instead of running its calls twice (e.g. after a replica died mid-request).",
+    )
 
 
 class ToolMessage(BaseModel):

@@ -160,10 +160,16 @@ def orchestrator(
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
 ) -> None:
     """The orchestrator alone, services remote (containers, Kubernetes)."""
-    from compoworld.deploy.entrypoint import EntrypointError, serve_orchestrator
+    from compoworld.runtime.app import freeze_heap
+    from orchestrator.server import orchestrator_app_from
 
     try:
-        serve_orchestrator(service_urls, tasks, host, port)
-    except EntrypointError as exc:
+        app = orchestrator_app_from(service_urls, tasks)
+    except CompoWorldError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
+    console.print(f"orchestrator on http://{host}:{port}  (POST /episodes, GET /services)")
+    import uvicorn
+
+    freeze_heap()
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

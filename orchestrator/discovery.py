@@ -17,6 +17,7 @@ import json
 import logging
 import socket
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,6 +47,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+MAX_PINS = 100_000  # per service and process; a record's pins are re-adopted on every turn
 
 
 class ServiceClient(Protocol):
@@ -55,9 +57,12 @@ class ServiceClient(Protocol):
     local: bool
 
     async def tool_schemas(self) -> list[dict[str, Any]]: ...
-    async def fork(self, episode_id: str, today: str | None) -> None: ...
+    async def fork(self, episode_id: str, today: str | None) -> str: ...
+    def adopt(self, episode_id: str, base: str) -> None: ...
     async def delete(self, episode_id: str) -> None: ...
-    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> ToolResult: ...
+    async def call(
+        self, episode_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
+    ) -> ToolResult: ...
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]: ...
     async def dump(self, episode_id: str) -> dict[str, Any]: ...
     async def state_hash(self, episode_id: str) -> str: ...
@@ -91,17 +96,23 @@ class LocalService:
     async def tool_schemas(self) -> list[dict[str, Any]]:
         return self._schemas
 
-    async def fork(self, episode_id: str, today: str | None) -> None:
+    async def fork(self, episode_id: str, today: str | None) -> str:
         self.runtime.fork(episode_id, None, today)
+        return ""
+
+    def adopt(self, episode_id: str, base: str) -> None:
+        return None
 
     async def delete(self, episode_id: str) -> None:
         self.runtime.delete(episode_id)
 
-    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> ToolResult:
+    async def call(
+        self, episode_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
+    ) -> ToolResult:
         if not self.runtime.has_episode(episode_id):
             # never let a call fork a fresh copy behind the episode's back (the fork was reaped)
             return ToolResult.fail("episode_gone", f"the state of this episode in '{self.name}' was released")
-        result = self.runtime.dispatch(episode_id, tool, args)
+        result = self.runtime.dispatch(episode_id, tool, args, call_id)
         if isinstance(result, ToolResult):
             return result
         try:  # simulated tools may wait on a model endpoint: bound them
@@ -210,7 +221,8 @@ class HttpService:
         self.replicas = ReplicaSet(self.urls, resolver)
         self.http = http
         self._admin = {"Authorization": f"Bearer {admin_token}"}
-        self._pins: dict[str, str] = {}
+        # episode -> replica base: a cache of the records' pins (re-adopted on every turn), bounded
+        self._pins: OrderedDict[str, str] = OrderedDict()
         self._schemas: list[dict[str, Any]] | None = None
         self._seed_tables: dict[str, list[dict[str, Any]]] | None = None
 
@@ -241,7 +253,7 @@ class HttpService:
             self._schemas = list(resp.json())
         return self._schemas
 
-    async def fork(self, episode_id: str, today: str | None) -> None:
+    async def fork(self, episode_id: str, today: str | None) -> str:
         base = pick_replica(episode_id, await self.replicas.candidates())
         body = {"episode_id": episode_id, "today": today}
         resp = await self._request(
@@ -249,7 +261,16 @@ class HttpService:
         )
         if resp.status_code >= 300:
             raise ServiceUnavailable(self.name, f"fork answered HTTP {resp.status_code}: {resp.text[:200]}")
-        self._pins[episode_id] = base
+        self.adopt(episode_id, base)
+        return base
+
+    def adopt(self, episode_id: str, base: str) -> None:
+        """Route this episode to ``base`` (the replica its record says it was forked on)."""
+        if base:
+            self._pins[episode_id] = base
+            self._pins.move_to_end(episode_id)
+            while len(self._pins) > MAX_PINS:
+                self._pins.popitem(last=False)
 
     async def delete(self, episode_id: str) -> None:
         base = self._pins.pop(episode_id, None) or pick_replica(episode_id, self.urls)
@@ -257,10 +278,13 @@ class HttpService:
             "DELETE", f"{base}{RESERVED_PREFIX}/admin/episodes/{episode_id}", headers=self._admin
         )
 
-    async def call(self, episode_id: str, tool: str, args: dict[str, Any]) -> ToolResult:
+    async def call(
+        self, episode_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
+    ) -> ToolResult:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/tools/{tool}"
+        headers = {"X-Episode-Id": episode_id} | ({"X-Call-Id": call_id} if call_id else {})
         try:
-            resp = await self._request("POST", url, json=args, headers={"X-Episode-Id": episode_id})
+            resp = await self._request("POST", url, json=args, headers=headers)
         except ServiceUnavailable as exc:
             return unavailable(self.name, exc.reason)
         try:

@@ -9,10 +9,13 @@ capabilities: nothing else identifies an episode to its driver.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import json
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -33,8 +36,16 @@ from orchestrator.api import (
 )
 from orchestrator.arguments import BadArguments, parse_arguments
 from orchestrator.discovery import EpisodeReader, ServiceDirectory
-from orchestrator.errors import EpisodeBusy, EpisodeNotFound
-from orchestrator.exposure import MetaAnswer, Route, ToolRef, build_exposure, tool_refs
+from orchestrator.errors import EpisodeBusy, EpisodeNotFound, InvalidRequest
+from orchestrator.exposure import (
+    Exposure,
+    MetaAnswer,
+    Route,
+    ToolRef,
+    build_exposure,
+    exposure_from_plan,
+    tool_refs,
+)
 from orchestrator.grading import Grader, default_grader
 from orchestrator.lifecycle import EpisodeRecord, EpisodeState, OrchestratorConfig
 from orchestrator.models import Task, Trajectory, Verdict
@@ -48,6 +59,8 @@ __all__ = ["Orchestrator"]
 
 log = logging.getLogger(__name__)
 S = EpisodeState
+EXPOSURE_CACHE = 4096  # live exposures kept per process; beyond it they are rebuilt from the plan
+REAP_BATCH = 10_000
 PromptBuilder = Callable[[Task, Any], list[dict[str, Any]]]
 
 
@@ -71,7 +84,7 @@ class Orchestrator:
         self.grader = grader or default_grader()
         self.prompt = prompt
         self._refs: dict[str, list[ToolRef]] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._exposures: OrderedDict[str, Exposure] = OrderedDict()  # a cache: records hold the plan
         self._opens = 0
         Handler = Callable[[EpisodeRecord, Any], Awaitable[Any]]
         self._on_step: dict[EpisodeState, Handler] = {
@@ -103,8 +116,11 @@ class Orchestrator:
         return cls(ServiceDirectory.embedded(runtimes, settings), registry, **kwargs)
 
     async def aclose(self) -> None:
-        for eid in await self.store.ids():
-            await self.delete(eid)
+        """Release this process's episodes; with a shared store the other replicas keep serving them."""
+        if not self.store.shared:
+            for eid in await self.store.ids():
+                await self.delete(eid)
+        await self.store.aclose()
         await self.directory.aclose()
 
     # -- open ---------------------------------------------------------------------------
@@ -134,17 +150,17 @@ class Orchestrator:
             task=task,
             mode=req.mode,
             seed=req.seed,
-            exposure=exposure,
+            exposure=exposure.plan(),
             messages=self.prompt(task, req.mode),
             max_steps=req.max_steps or self.config.max_steps,
-            deadline=time.monotonic() + (req.max_wall_s or self.config.max_wall_s),
+            deadline=time.time() + (req.max_wall_s or self.config.max_wall_s),
             group_id=req.group_id,
             rollout_idx=req.rollout_idx,
             source=req.source or "",
             library_version=self.directory.version,
         )
         await self._fork_all(rec, services)
-        self._locks[eid] = asyncio.Lock()
+        self._cache_exposure(eid, exposure)
         await self.store.put(rec)
         return OpenResponse.model_construct(
             episode_id=eid,
@@ -167,7 +183,10 @@ class Orchestrator:
                 outcomes = await asyncio.gather(
                     *(c.fork(rec.id, rec.task.today) for c in clients), return_exceptions=True
                 )
-                rec.forked.extend(c.name for c, o in zip(clients, outcomes, strict=True) if o is None)
+                for client, outcome in zip(clients, outcomes, strict=True):
+                    if isinstance(outcome, str):
+                        rec.forked.append(client.name)
+                        rec.pins[client.name] = outcome
                 failed = [o for o in outcomes if isinstance(o, BaseException)]
                 if failed:
                     raise failed[0]
@@ -181,20 +200,47 @@ class Orchestrator:
         rec = await self.store.get(episode_id)
         if rec is None:
             raise EpisodeNotFound(f"unknown episode '{episode_id[:64]}' (never opened, deleted, or reaped)")
+        for service, base in rec.pins.items():  # any replica may serve this turn: route as recorded
+            self.directory.get(service).adopt(rec.id, base)
         return rec
 
-    def _lock(self, episode_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(episode_id, asyncio.Lock())
+    def _lock(self, episode_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self.store.lock(episode_id, self.config.lock_wait_s)
 
     async def _still(self, episode_id: str) -> EpisodeRecord:
         """The record again once the lock is held: a concurrent DELETE may have released it."""
         return await self._record(episode_id)
 
+    def _cache_exposure(self, episode_id: str, exposure: Exposure) -> None:
+        self._exposures[episode_id] = exposure
+        self._exposures.move_to_end(episode_id)
+        while len(self._exposures) > EXPOSURE_CACHE:
+            self._exposures.popitem(last=False)
+
+    async def exposure(self, rec: EpisodeRecord) -> Exposure:
+        """The episode's live exposure: cached here, or rebuilt from the record's plan."""
+        cached = self._exposures.get(rec.id)
+        if cached is not None:
+            self._exposures.move_to_end(rec.id)
+            return cached
+        refs = {svc: await self.tool_refs(svc) for svc in rec.exposure.services}
+        try:
+            exposure = exposure_from_plan(rec.exposure, refs)
+        except KeyError as exc:
+            raise InvalidRequest(f"episode's tool {exc} is no longer served (the library changed)") from exc
+        self._cache_exposure(rec.id, exposure)
+        return exposure
+
     async def step(self, episode_id: str, req: StepRequest) -> StepResponse:
-        """Run one assistant turn's tool calls, in order, inside the episode."""
+        """Run one assistant turn's tool calls, in order, inside the episode.
+
+        A retried turn (the same ``step_id`` as the latest one) gets the latest answer again.
+        """
         await self._record(episode_id)
         async with self._lock(episode_id):
             rec = await self._still(episode_id)
+            if req.step_id is not None and rec.last_step is not None and rec.last_step["id"] == req.step_id:
+                return StepResponse.model_validate(rec.last_step["response"])
             out: StepResponse = await self._on_step[rec.state](rec, req)
             return out
 
@@ -202,8 +248,9 @@ class Orchestrator:
         raise rec.refuse("tool calls")
 
     async def _step_live(self, rec: EpisodeRecord, req: StepRequest) -> StepResponse:
-        if time.monotonic() > rec.deadline:
+        if time.time() > rec.deadline:
             await self._auto_finish(rec, "timeout")
+            await self.store.put(rec)
             return self._step_response(rec, [])
         rec.advance(S.RUNNING)
         calls = [
@@ -212,8 +259,12 @@ class Orchestrator:
         ]
         rec.messages.append(_assistant_message(req.assistant, calls))
         results: list[ToolMessage] = []
-        for call_id, name, _, args in calls:
-            result = await self._run_call(rec, name, args)
+        exposure = await self.exposure(rec)
+        for index, (call_id, name, raw, args) in enumerate(calls):
+            # turn.index.digest: a replica retrying this turn after another died mid-way sends the
+            # same ids, and each service answers a call it already ran from its memory of it
+            digest = hashlib.sha256(json.dumps([name, raw], sort_keys=True, default=str).encode()).hexdigest()
+            result = await self._run_call(rec, exposure, name, args, f"{rec.n_steps}.{index}.{digest[:16]}")
             _note_environment_error(rec, name, result)
             shown = result.payload if isinstance(result, MetaAnswer) else result.envelope()
             content = json.dumps(shown, ensure_ascii=False, default=str)
@@ -224,19 +275,27 @@ class Orchestrator:
         rec.touch()
         if rec.n_steps >= rec.max_steps:
             await self._auto_finish(rec, "max_steps")
+        response = self._step_response(rec, results)
+        if req.step_id is not None:
+            rec.last_step = {"id": req.step_id, "response": response.model_dump(mode="json")}
         await self.store.put(rec)
-        return self._step_response(rec, results)
+        return response
 
     async def _run_call(
-        self, rec: EpisodeRecord, name: str, args: dict[str, Any] | BadArguments
+        self,
+        rec: EpisodeRecord,
+        exposure: Exposure,
+        name: str,
+        args: dict[str, Any] | BadArguments,
+        call_id: str,
     ) -> ToolResult | MetaAnswer:
         if isinstance(args, BadArguments):
             return args.error
-        route = rec.exposure.resolve(name, args)
+        route = exposure.resolve(name, args)
         if not isinstance(route, Route):
             return route
         rec.n_real_tool_calls += 1
-        return await self.directory.get(route.service).call(rec.id, route.tool, route.args)
+        return await self.directory.get(route.service).call(rec.id, route.tool, route.args, call_id)
 
     @staticmethod
     def _step_response(rec: EpisodeRecord, results: list[ToolMessage]) -> StepResponse:
@@ -326,11 +385,12 @@ class Orchestrator:
     # -- reads, release, reaping ------------------------------------------------------
 
     async def trajectory(self, episode_id: str) -> Trajectory:
-        return to_trajectory(await self._record(episode_id))
+        rec = await self._record(episode_id)
+        return to_trajectory(rec, (await self.exposure(rec)).tools)
 
     async def exposed_tools(self, episode_id: str) -> list[dict[str, Any]]:
         """The episode's agent-facing tool schemas (what MCP lists)."""
-        return list((await self._record(episode_id)).exposure.tools)
+        return list((await self.exposure(await self._record(episode_id))).tools)
 
     async def task_of(self, episode_id: str) -> Task:
         """The full task, gold calls and rubric included: for admin routes only."""
@@ -351,7 +411,7 @@ class Orchestrator:
                 rec.advance(S.ABORTED, "released")
             await self._release(rec)
             await self.store.pop(episode_id)
-        self._locks.pop(episode_id, None)
+        self._exposures.pop(episode_id, None)
         return {"episode_id": episode_id, "state": rec.state.value, "finish_reason": rec.finish_reason}
 
     async def _release(self, rec: EpisodeRecord) -> None:
@@ -368,27 +428,38 @@ class Orchestrator:
                 log.warning("episode %s: releasing %s failed: %s", rec.id[:8], client.name, outcome)
 
     async def reap(self, now: float | None = None) -> int:
-        """Expire idle live episodes (forks released) and forget old terminal ones; returns how many."""
-        now = time.monotonic() if now is None else now
+        """Expire idle live episodes (forks released) and forget old terminal ones; returns how many.
+
+        With a shared store every replica reaps; an episode another replica is busy with is skipped.
+        """
+        now = time.time() if now is None else now
+        cfg = self.config
         touched = 0
-        for eid in await self.store.ids():
-            rec = await self.store.get(eid)
-            lock = self._locks.get(eid)
-            if rec is None or (lock is not None and lock.locked()):
+        for eid in await self.store.idle(now - cfg.idle_ttl_s, now - cfg.retain_s, REAP_BATCH):
+            try:
+                async with self.store.lock(eid, 0):
+                    touched += await self._reap_one(eid, now)
+            except EpisodeBusy:
                 continue
-            idle = now - rec.last_active
-            if not rec.terminal and idle > self.config.idle_ttl_s:
-                self._fail_all(rec, "abandoned")
-                rec.advance(S.EXPIRED, "idle")
-                await self._release(rec)
-                await self.store.put(rec)
-                touched += 1
-            elif rec.terminal and idle > self.config.retain_s:
-                await self._release(rec)
-                await self.store.pop(eid)
-                self._locks.pop(eid, None)
-                touched += 1
         return touched
+
+    async def _reap_one(self, eid: str, now: float) -> int:
+        rec = await self.store.get(eid)
+        if rec is None:
+            return 0
+        idle = now - rec.last_active
+        if not rec.terminal and idle > self.config.idle_ttl_s:
+            self._fail_all(rec, "abandoned")
+            rec.advance(S.EXPIRED, "idle")
+            await self._release(rec)
+            await self.store.put(rec)
+            return 1
+        if rec.terminal and idle > self.config.retain_s:
+            await self._release(rec)
+            await self.store.pop(eid)
+            self._exposures.pop(eid, None)
+            return 1
+        return 0
 
 
 Call = tuple[str, str, Any, "dict[str, Any] | BadArguments"]

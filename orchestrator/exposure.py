@@ -23,12 +23,14 @@ from orchestrator.naming import MAX_NAME, direct_name
 __all__ = [
     "DirectExposure",
     "Exposure",
+    "ExposurePlan",
     "GatewayExposure",
     "MetaAnswer",
     "Resolution",
     "Route",
     "ToolRef",
     "build_exposure",
+    "exposure_from_plan",
     "tool_refs",
 ]
 
@@ -88,6 +90,19 @@ def unknown_tool(name: str) -> ToolResult:
     )
 
 
+@dataclass
+class ExposurePlan:
+    """An exposure as data: what an episode record keeps, so any orchestrator replica rebuilds it.
+
+    ``tools`` is every real tool in its agent-facing order, as (service, tool); together with the
+    services' ``GET /tools`` schemas it determines the exposure exactly.
+    """
+
+    mode: str
+    services: list[str]
+    tools: list[tuple[str, str]]
+
+
 class Exposure(ABC):
     """The agent-facing tool surface of one episode."""
 
@@ -96,6 +111,10 @@ class Exposure(ABC):
     def __init__(self, services: list[str], tools: list[dict[str, Any]]) -> None:
         self.services = services
         self.tools = tools
+
+    @abstractmethod
+    def plan(self) -> ExposurePlan:
+        """This exposure as data (``exposure_from_plan`` inverts it)."""
 
     @abstractmethod
     def resolve(self, name: str, args: dict[str, Any]) -> Resolution:
@@ -108,6 +127,7 @@ class DirectExposure(Exposure):
     mode = "direct"
 
     def __init__(self, services: list[str], refs: list[ToolRef], mode: str = "direct") -> None:
+        self.order = [(ref.service, ref.tool) for ref in refs]
         self.by_name: dict[str, ToolRef] = {}
         schemas: list[dict[str, Any]] = []
         for ref in refs:
@@ -127,6 +147,9 @@ class DirectExposure(Exposure):
             schemas.append(ref.schema)
         super().__init__(services, schemas)
         self.mode = mode
+
+    def plan(self) -> ExposurePlan:
+        return ExposurePlan(self.mode, list(self.services), list(self.order))
 
     def resolve(self, name: str, args: dict[str, Any]) -> Resolution:
         ref = self.by_name.get(name)
@@ -157,6 +180,10 @@ class GatewayExposure(Exposure):
         for svc in services:  # the qualified form always works too
             for ref in refs[svc]:
                 self.names.setdefault(ref.name, ref)
+
+    def plan(self) -> ExposurePlan:
+        order = [(svc, ref.tool) for svc in self.services for ref in self.listing[svc]]
+        return ExposurePlan(self.mode, list(self.services), order)
 
     def resolve(self, name: str, args: dict[str, Any]) -> Resolution:
         handler = {
@@ -226,3 +253,19 @@ def build_exposure(
     flat = [ref for svc in services for ref in refs[svc]]
     rng.shuffle(flat)
     return DirectExposure(services, flat, mode)
+
+
+def exposure_from_plan(plan: ExposurePlan, refs: dict[str, list[ToolRef]]) -> Exposure:
+    """Rebuild the exposure a plan describes from the services' tool refs.
+
+    Raises KeyError naming a tool the plan holds that a service no longer serves (the library
+    changed under a live episode).
+    """
+    index = {(ref.service, ref.tool): ref for svc in plan.services for ref in refs[svc]}
+    ordered = [index[(svc, tool)] for svc, tool in plan.tools]
+    if plan.mode == "gateway":
+        grouped: dict[str, list[ToolRef]] = {svc: [] for svc in plan.services}
+        for ref in ordered:
+            grouped[ref.service].append(ref)
+        return GatewayExposure(plan.services, grouped)
+    return DirectExposure(plan.services, ordered, plan.mode)

@@ -7,22 +7,34 @@
       └──idle TTL─────┴──▶ expired    (abandoned; forks released by the reaper)
 
 Terminal states accept nothing but reads (GET) and release (DELETE).
+
+The record is plain data (``record_to_json`` / ``record_from_json``): no live objects and only
+wall-clock times, so a store shared by several orchestrator replicas can hold it and any
+replica can serve the next request of any episode.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from orchestrator.errors import EpisodeConflict
-from orchestrator.exposure import Exposure
+from orchestrator.exposure import ExposurePlan
 from orchestrator.models import Task, Verdict
 
-__all__ = ["TERMINAL", "EpisodeRecord", "EpisodeState", "OrchestratorConfig"]
+__all__ = [
+    "TERMINAL",
+    "EpisodeRecord",
+    "EpisodeState",
+    "OrchestratorConfig",
+    "record_from_json",
+    "record_to_json",
+]
 
 
 class EpisodeState(StrEnum):
@@ -57,17 +69,26 @@ class OrchestratorConfig(BaseModel):
     )
     max_live: int = Field(default=20000, ge=1, description="Live (open or running) episodes at most.")
     reap_interval_s: float = Field(default=30.0, gt=0, description="How often the server's reaper runs.")
+    lock_wait_s: float = Field(
+        default=60.0, gt=0, description="How long a request waits for the episode's turn held elsewhere."
+    )
 
 
 @dataclass
 class EpisodeRecord:
-    """Everything the orchestrator keeps about one episode (the grader's view stays in ``task``)."""
+    """Everything the orchestrator keeps about one episode (the grader's view stays in ``task``).
+
+    Times are wall-clock seconds (``time.time()``): replicas share them. ``pins`` maps a forked
+    service to the replica base URL its state lives at (empty for in-process services);
+    ``last_step`` keeps the id and answer of the latest turn so a retried turn is answered, not
+    run twice; ``logged`` counts the messages a store has already persisted.
+    """
 
     id: str
     task: Task
     mode: str
     seed: int
-    exposure: Exposure
+    exposure: ExposurePlan
     messages: list[dict[str, Any]]
     max_steps: int
     deadline: float
@@ -76,10 +97,11 @@ class EpisodeRecord:
     source: str = ""
     library_version: str = ""
     forked: list[str] = field(default_factory=list)
+    pins: dict[str, str] = field(default_factory=dict)
     state: EpisodeState = EpisodeState.OPEN
     finish_reason: str = ""
     created: float = field(default_factory=time.time)
-    last_active: float = field(default_factory=time.monotonic)
+    last_active: float = field(default_factory=time.time)
     n_steps: int = 0
     n_tool_calls: int = 0
     n_real_tool_calls: int = 0
@@ -89,6 +111,9 @@ class EpisodeRecord:
     complete: bool = False
     released: bool = False
     environment_error: str = ""  # first failure of the environment (not the agent), if any
+    last_step: dict[str, Any] | None = None
+    version: int = 0
+    logged: int = 0
 
     @property
     def terminal(self) -> bool:
@@ -114,4 +139,21 @@ class EpisodeRecord:
         return EpisodeConflict(f"episode is {self.state.value}{self._why()}; it accepts no more {action}")
 
     def touch(self) -> None:
-        self.last_active = time.monotonic()
+        self.last_active = time.time()
+
+
+_RECORD = TypeAdapter(EpisodeRecord)
+
+
+def record_to_json(rec: EpisodeRecord, *, with_messages: bool = True) -> bytes:
+    """The record as JSON; a store that keeps the step log apart leaves the messages out."""
+    return _RECORD.dump_json(rec, exclude=None if with_messages else {"messages"})
+
+
+def record_from_json(raw: bytes | str, messages: list[dict[str, Any]] | None = None) -> EpisodeRecord:
+    """A record from ``record_to_json``; ``messages`` given replace the stored ones (a separate log)."""
+    if messages is None:
+        return _RECORD.validate_json(raw)
+    data = json.loads(raw)
+    data["messages"] = messages
+    return _RECORD.validate_python(data)

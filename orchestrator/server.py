@@ -36,14 +36,15 @@ from compoworld.settings import Settings
 from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepRequest
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
-from orchestrator.errors import http_status
+from orchestrator.errors import InvalidRequest, http_status
 from orchestrator.groups import GroupBoard, groups_router
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.mcp_server import EpisodeMcp
 from orchestrator.models import Task
+from orchestrator.store import store_from_url
 from orchestrator.tasksource import TaskRegistry
 
-__all__ = ["attach_orchestrator", "create_orchestrator_app", "episode_router"]
+__all__ = ["attach_orchestrator", "create_orchestrator_app", "episode_router", "orchestrator_app_from"]
 
 log = logging.getLogger(__name__)
 
@@ -241,13 +242,28 @@ def create_orchestrator_app(
 ) -> FastAPI:
     """The orchestrator alone; services are remote (URL map file, explicit map, or URL template)."""
     directory = ServiceDirectory.remote(settings, urls)
-    orch = Orchestrator(directory, TaskRegistry.load(tasks_path), config=config)
+    store = store_from_url(settings.store_url, lease_s=settings.store_lease_s)
+    orch = Orchestrator(directory, TaskRegistry.load(tasks_path), config=config, store=store)
     app = FastAPI(title="CompoWorld orchestrator", version="1")
 
     @app.get("/health")
     async def health() -> Response:
-        return json_response({"status": "ok", "services": len(directory.names()), "tasks": len(orch.tasks)})
+        body = {"status": "ok", "services": len(directory.names()), "tasks": len(orch.tasks)}
+        return json_response(body | {"store": "shared" if orch.store.shared else "memory"})
 
     app.include_router(_services_router(orch))
     install(app, orch, settings)
     return app
+
+
+def orchestrator_app_from(service_urls: Path | None, tasks: Path | None) -> FastAPI:
+    """The orchestrator-alone app from the environment's settings, the URL map overriding them.
+
+    Raises InvalidRequest when no service is named anywhere (no map, no URL template).
+    """
+    settings = Settings()
+    if service_urls is not None:
+        settings = settings.model_copy(update={"service_urls_file": service_urls})
+    if settings.service_urls_file is None and not settings.service_url_template:
+        raise InvalidRequest("no services: pass --service-urls FILE or set COMPOWORLD_SERVICE_URL_TEMPLATE")
+    return create_orchestrator_app(settings, tasks)

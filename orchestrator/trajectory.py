@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from orchestrator.lifecycle import EpisodeRecord
 from orchestrator.models import Trajectory, TrajectoryMeta
 
 __all__ = ["to_trajectory"]
 
 
-def to_trajectory(rec: EpisodeRecord) -> Trajectory:
-    """The trajectory so far; verdicts appear once the episode is finished or aborted."""
+def to_trajectory(rec: EpisodeRecord, tools: list[dict[str, Any]]) -> Trajectory:
+    """The trajectory so far (``tools``: the schemas the agent saw); verdicts once it has ended."""
     task = rec.task
     answered = rec.finish_reason == "answered"
     meta = TrajectoryMeta.model_validate(
@@ -37,6 +39,4 @@ def to_trajectory(rec: EpisodeRecord) -> Trajectory:
             environment_error=rec.environment_error,
         )
     )
-    return Trajectory(
-        tools=list(rec.exposure.tools), messages=list(rec.messages), meta=meta, source=rec.source
-    )
+    return Trajectory(tools=list(tools), messages=list(rec.messages), meta=meta, source=rec.source)

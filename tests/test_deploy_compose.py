@@ -75,7 +75,7 @@ def test_generated_mesh_has_one_healthy_container_per_service(tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     resolved: dict[str, Any] = json.loads(result.stdout)
     services = resolved["services"]
-    assert set(services) == {"orchestrator", "svc-a", "svc-b", "google-calendar"}
+    assert set(services) == {"orchestrator", "svc-a", "svc-b", "google-calendar"}  # redis: a profile
     orch = services["orchestrator"]
     assert orch["command"] == ["orchestrator", "--host", "0.0.0.0", "--port", "8000"]
     assert orch["build"]["context"] == str(project)
@@ -151,7 +151,10 @@ def test_generation_is_deterministic_and_order_independent() -> None:
 
 def test_empty_library_gives_an_orchestrator_only_file(tmp_path: Path) -> None:
     doc = yaml.safe_load(render_compose([]))
-    assert list(doc["services"]) == ["orchestrator"] and "depends_on" not in doc["services"]["orchestrator"]
+    assert (
+        list(doc["services"]) == ["orchestrator", "redis"]
+        and "depends_on" not in doc["services"]["orchestrator"]
+    )
     assert compose_config(project_dir(tmp_path, render_compose([])), "-q").returncode == 0
 
 
@@ -197,3 +200,26 @@ def test_compose_command_reports_a_broken_library(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "svc_a/manifest.json is not a valid service manifest" in result.output
     assert not (tmp_path / "x.yml").exists()
+
+
+def test_the_shared_store_profile_adds_redis_and_points_the_orchestrator_at_it(tmp_path: Path) -> None:
+    project = project_dir(tmp_path, render_compose(["svc_a"]))
+    with (project / ".env").open("a") as env:
+        env.write("COMPOWORLD_STORE_URL=redis://redis:6379/0\n")
+    result = subprocess.run(
+        [str(COMPOSE_BIN), "-f", str(project / "docker-compose.yml"), "--profile", "shared-store",
+         "config", "--format", "json"],
+        capture_output=True, text=True, check=False, cwd=project, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    assert services["redis"]["command"][0] == "redis-server" and "ports" not in services["redis"]
+    assert services["orchestrator"]["environment"]["COMPOWORLD_STORE_URL"] == "redis://redis:6379/0"
+    (tmp_path / "p2").mkdir()
+    plain = json.loads(
+        compose_config(project_dir(tmp_path / "p2", render_compose(["svc_a"])), "--format", "json").stdout
+    )
+    assert (
+        "redis" not in plain["services"]
+        and plain["services"]["orchestrator"]["environment"]["COMPOWORLD_STORE_URL"] == ""
+    )

@@ -289,6 +289,7 @@ def test_autoscaling_renders_hpas_only_when_enabled() -> None:
         "services": ["a_svc", "b_svc"],
         "workload": {"autoscaling": {"enabled": True, "maxReplicas": 6}},
         "orchestrator": {"autoscaling": {"enabled": True}},
+        "store": {"url": "redis://redis.cw.svc:6379/0"},
     }
     docs, _ = render(values)
     check_objects(docs)
@@ -461,3 +462,30 @@ def test_helm_values_refuses_to_overwrite_a_file_without_markers(tmp_path: Path)
     result = CliRunner().invoke(deploy_app, ["helm-values", "--library", str(library), "--out", str(values)])
     assert result.exit_code == 1 and "refusing to overwrite" in result.output
     assert values.read_text() == "replicas: 3\n"
+
+
+def env_of(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    (dep,) = [d for d in by_kind(docs, "Deployment") if d["metadata"]["name"] == name]
+    return {e["name"]: e for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
+def test_orchestrator_replicas_need_a_shared_store() -> None:
+    for orchestrator in ({"replicas": 2}, {"autoscaling": {"enabled": True}}):
+        with pytest.raises(helm_python.HelmRenderError, match="needs a shared episode store"):
+            render({"services": ["a_svc"], "orchestrator": orchestrator})
+    docs, _ = render({"services": ["a_svc"], "orchestrator": {"replicas": 3},
+                      "store": {"url": "redis://redis.cw.svc:6379/0", "leaseSeconds": 10}})  # fmt: skip
+    check_objects(docs)
+    env = env_of(docs, "cw-orchestrator")
+    assert env["COMPOWORLD_STORE_URL"]["value"] == "redis://redis.cw.svc:6379/0"
+    assert env["COMPOWORLD_STORE_LEASE_S"]["value"] == "10"
+    docs, _ = render(
+        {"services": ["a_svc"], "orchestrator": {"replicas": 2}, "store": {"existingSecret": "cw-redis"}}
+    )
+    check_objects(docs)
+    ref = env_of(docs, "cw-orchestrator")["COMPOWORLD_STORE_URL"]["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "cw-redis", "key": "store-url"}
+    one, _ = render({"services": ["a_svc"]})  # the default: one replica, in-memory store
+    assert "COMPOWORLD_STORE_URL" not in env_of(one, "cw-orchestrator")
+    with pytest.raises(helm_python.HelmValuesError, match="store"):
+        render({"services": ["a_svc"], "store": {"url": "http://not-redis"}})

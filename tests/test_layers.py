@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "orchestrator": 4,
     "trainer": 5,
     "compoworld.cli": 6,  # the application: may import everything
+    "compoworld.deploy.entrypoint": 6,  # the image's lean application: serve | orchestrator
 }
 NAMES = {0: "kernel", 1: "specs", 2: "runtime", 3: "synthesis/deploy", 4: "orchestrator", 5: "trainer"}
 

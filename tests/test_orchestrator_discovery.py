@@ -83,8 +83,10 @@ async def test_a_dead_service_is_a_clear_error_not_a_hang(tmp_path: Path) -> Non
             await orch.open(OpenRequest(task=task_create(distractors=("desk",))))
         assert rts["crm"].store.episodes == {}  # the forks made before the failure were released
         opened = await orch.open(OpenRequest(task=task_create(distractors=())))
-        orch.directory.get("crm").urls = [dead]  # type: ignore[attr-defined]  # the service dies mid-episode
-        orch.directory.get("crm")._pins.clear()  # type: ignore[attr-defined]
+        rec = await orch.store.get(opened.episode_id)  # the replica holding the fork dies mid-episode
+        assert rec is not None and rec.pins == {"crm": crm_url}
+        rec.pins["crm"] = dead
+        await orch.store.put(rec)
         out = await orch.step(opened.episode_id, step("crm__listContacts", {}))
         envelope = tool_content(out.results[0])
         assert envelope["success"] is False and envelope["error"]["code"] == "service_unavailable"

@@ -171,14 +171,15 @@ async def test_abandoned_episodes_expire_and_their_forks_are_deleted_everywhere(
 
     orch_rec = await orch.store.get(kept.episode_id)
     assert orch_rec is not None
-    orch_rec.last_active = time.monotonic() + 100  # still active "later"
-    assert await orch.reap(now=time.monotonic() + 61) == 1
+    orch_rec.last_active = time.time() + 100  # still active "later"
+    await orch.store.put(orch_rec)
+    assert await orch.reap(now=time.time() + 61) == 1
     assert not any(rts[s].has_episode(opened.episode_id) for s in ("crm", "desk", "mail"))
     assert all(rts[s].has_episode(kept.episode_id) for s in ("crm", "desk", "mail"))
     with pytest.raises(EpisodeConflict, match="expired"):
         await orch.step(opened.episode_id, call("crm__listContacts", {}))
     assert (await orch.trajectory(opened.episode_id)).meta.finish_reason == "idle"
-    await orch.reap(now=time.monotonic() + 200)  # terminal records are forgotten after retain_s
+    await orch.reap(now=time.time() + 200)  # terminal records are forgotten after retain_s
     with pytest.raises(EpisodeNotFound):
         await orch.trajectory(opened.episode_id)
 

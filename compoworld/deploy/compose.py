@@ -52,7 +52,20 @@ _HEALTHCHECK: dict[str, Any] = {
     "interval": "10s",
     "timeout": "5s",
     "retries": 5,
-    "start_period": "30s",
+    # failures while a service loads do not count; it is healthy at its first passing check
+    "start_period": "120s",
+}
+
+
+# `docker compose --profile shared-store up` with COMPOWORLD_STORE_URL=redis://redis:6379/0 in
+# .env: the orchestrator keeps episodes in Redis, so more orchestrator replicas can share them.
+_REDIS: dict[str, Any] = {
+    "image": "${CW_REDIS_IMAGE:-redis:7.0-bookworm}",
+    "profiles": ["shared-store"],
+    "command": ["redis-server", "--save", "", "--appendonly", "no"],
+    "expose": ["6379"],
+    "healthcheck": {"test": ["CMD", "redis-cli", "ping"], "interval": "5s", "timeout": "3s", "retries": 5},
+    "restart": "unless-stopped",
 }
 
 
@@ -114,6 +127,8 @@ def render_compose(services: list[str], image: str = DEFAULT_IMAGE) -> str:
         "environment": {
             "COMPOWORLD_ADMIN_TOKEN": ADMIN_TOKEN_ENV,
             "COMPOWORLD_SERVICE_URLS_FILE": SERVICE_URLS_PATH,
+            # empty: episodes in the orchestrator's memory; the shared-store profile sets it
+            "COMPOWORLD_STORE_URL": "${COMPOWORLD_STORE_URL:-}",
         },
         "configs": [{"source": "service-urls", "target": SERVICE_URLS_PATH}],
         "ports": [f"${{CW_PORT:-{CONTAINER_PORT}}}:{CONTAINER_PORT}"],
@@ -133,6 +148,7 @@ def render_compose(services: list[str], image: str = DEFAULT_IMAGE) -> str:
             "healthcheck": dict(_HEALTHCHECK),
             "restart": "unless-stopped",
         }
+    doc["services"]["redis"] = _REDIS
     # "$" would be interpolated by Compose; "$$" is its escape for a literal dollar.
     urls = json.dumps(compose_service_urls(names), indent=2, sort_keys=True).replace("$", "$$") + "\n"
     doc["configs"] = {"service-urls": {"content": urls}}

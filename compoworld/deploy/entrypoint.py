@@ -104,16 +104,10 @@ def serve_services(names: list[str], library: Path | None, host: str, port: int)
 def serve_orchestrator(service_urls: Path | None, tasks: Path | None, host: str, port: int) -> None:
     """The orchestrator alone over remote services (URL map file or URL template)."""
     from compoworld.errors import CompoWorldError
-    from compoworld.settings import Settings
-    from orchestrator.server import create_orchestrator_app
+    from orchestrator.server import orchestrator_app_from
 
-    settings = Settings()
-    if service_urls is not None:
-        settings = settings.model_copy(update={"service_urls_file": service_urls})
-    if settings.service_urls_file is None and not settings.service_url_template:
-        raise EntrypointError("no services: pass --service-urls FILE or set COMPOWORLD_SERVICE_URL_TEMPLATE")
     try:
-        app = create_orchestrator_app(settings, tasks)
+        app = orchestrator_app_from(service_urls, tasks)
     except CompoWorldError as exc:
         raise EntrypointError(str(exc)) from exc
     print(f"orchestrator on http://{host}:{port}  (POST /episodes, GET /services)", flush=True)

@@ -17,7 +17,7 @@ from compoworld.manifest import load_manifests
 __all__ = ["RESERVED_NAMES", "check_names", "scan_library"]
 
 # DNS names the deployment files use for their own containers.
-RESERVED_NAMES: frozenset[str] = frozenset({"orchestrator"})
+RESERVED_NAMES: frozenset[str] = frozenset({"orchestrator", "redis"})
 
 
 def scan_library(library: Path) -> list[str]:

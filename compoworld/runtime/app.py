@@ -87,6 +87,16 @@ def _episode_of(request: Request) -> str | None:
     return episode
 
 
+def _call_id_of(request: Request) -> str | None:
+    """The ``X-Call-Id`` header: a call the episode already answered is answered again, not rerun."""
+    call_id = request.headers.get("x-call-id") or None
+    if call_id is not None and not _EPISODE_ID.match(call_id):
+        raise _Rejected(
+            ToolResult.fail("invalid_arguments", "X-Call-Id must be 1-128 characters of [A-Za-z0-9_.:-]")
+        )
+    return call_id
+
+
 class ForkRequest(BaseModel):
     """Body of ``POST /admin/episodes``."""
 
@@ -197,10 +207,11 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
             return json_response(missing.envelope(), 404)
         try:
             episode = _episode_of(request)
+            call_id = _call_id_of(request)
             args = await _read_args(request, limit)
         except Rejected as refused:
             return json_response(refused.result.envelope())
-        return json_response((await runtime.call_tool(episode, name, args)).envelope())
+        return json_response((await runtime.call_tool(episode, name, args, call_id)).envelope())
 
     for prefix in plan.at("tools"):
         app.add_route(prefix + "/tools/{name}", call, methods=["POST"])

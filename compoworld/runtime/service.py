@@ -260,11 +260,18 @@ class ServiceRuntime:
             for b in self.tools.values()
         ]
 
-    def dispatch(self, episode_id: str | None, name: str, args: Any) -> ToolResult | SimulatedCall:
+    def dispatch(
+        self, episode_id: str | None, name: str, args: Any, call_id: str | None = None
+    ) -> ToolResult | SimulatedCall:
         """Validate and run one call synchronously; a simulated tool comes back prepared, to be awaited.
 
-        Validation happens once: the ``SimulatedCall`` carries the checked tool and episode.
+        Validation happens once: the ``SimulatedCall`` carries the checked tool and episode. A
+        ``call_id`` this episode already ran is answered from its memory of it, not run again (an
+        orchestrator replica retrying a turn another replica died in the middle of).
         """
+        replayed = self._replayed(episode_id, call_id)
+        if replayed is not None:
+            return replayed
         bound = self.tools.get(name)
         if bound is None:
             return ToolResult.fail("unknown_tool", f"service '{self.name}' has no tool '{name}'")
@@ -280,13 +287,21 @@ class ServiceRuntime:
                 bound.backend,
             )
         if bound.op is None:
-            return SimulatedCall(self, bound, episode, args)
-        return self._run_implemented(bound, episode, name, args)
+            return SimulatedCall(self, bound, episode, args, call_id)
+        return remember(episode, call_id, self._run_implemented(bound, episode, name, args))
 
-    async def call_tool(self, episode_id: str | None, name: str, args: Any) -> ToolResult:
+    async def call_tool(
+        self, episode_id: str | None, name: str, args: Any, call_id: str | None = None
+    ) -> ToolResult:
         """Run one tool call in an episode, awaiting the world model if the tool is simulated."""
-        result = self.dispatch(episode_id, name, args)
+        result = self.dispatch(episode_id, name, args, call_id)
         return result if isinstance(result, ToolResult) else await result.run()
+
+    def _replayed(self, episode_id: str | None, call_id: str | None) -> ToolResult | None:
+        if call_id is None or not episode_id:
+            return None
+        episode = self.store.episodes.get(episode_id)
+        return None if episode is None else episode.replies.get(call_id)
 
     def _run_implemented(self, bound: _BoundTool, episode: Episode, name: str, args: Any) -> ToolResult:
         assert bound.op is not None and bound.table is not None
@@ -325,13 +340,21 @@ class ServiceRuntime:
 class SimulatedCall:
     """A validated call of a simulated tool, waiting on the world model (``await call.run()``)."""
 
-    __slots__ = ("args", "bound", "episode", "runtime")
+    __slots__ = ("args", "bound", "call_id", "episode", "runtime")
 
-    def __init__(self, runtime: ServiceRuntime, bound: _BoundTool, episode: Episode, args: Any) -> None:
+    def __init__(
+        self,
+        runtime: ServiceRuntime,
+        bound: _BoundTool,
+        episode: Episode,
+        args: Any,
+        call_id: str | None = None,
+    ) -> None:
         self.runtime = runtime
         self.bound = bound
         self.episode = episode
         self.args = args
+        self.call_id = call_id
 
     async def run(self) -> ToolResult:
         runtime, defn = self.runtime, self.bound.defn
@@ -347,7 +370,14 @@ class SimulatedCall:
             result = ToolResult.fail("tool_error", f"{defn.name} could not be simulated: {exc}", "simulated")
         if defn.is_write:
             runtime.log_write(self.episode, defn.name, self.args, result)
-        return result
+        return remember(self.episode, self.call_id, result)
+
+
+def remember(episode: Episode, call_id: str | None, result: ToolResult) -> ToolResult:
+    """Keep the answer of an identified call in its episode, for a retry of the same call."""
+    if call_id is not None and not episode.read_only:
+        episode.replies[call_id] = result
+    return result
 
 
 def load_library(

@@ -45,6 +45,9 @@ class Episode:
     read_only: bool = False
     write_log: list[dict[str, Any]] = field(default_factory=list)
     sim_cache: dict[str, Any] = field(default_factory=dict)
+    # call id -> the envelope answered: a retried call (an orchestrator replica died mid-turn)
+    # gets the first answer instead of running twice
+    replies: dict[str, Any] = field(default_factory=dict)  # call id -> ToolResult
 
     @property
     def now(self) -> str:
