@@ -14,7 +14,7 @@ CompoWorldError                          compoworld.errors
 ├── EpisodeError                         compoworld.errors              an episode id is unknown, finished, or over limits
 │   ├── EpisodeNotFound                  orchestrator.errors            404 unknown (or released) episode id
 │   ├── EpisodeConflict                  orchestrator.errors            409 the episode's state forbids the request
-│   └── EpisodeBusy                      orchestrator.errors            503 too many live episodes
+│   └── EpisodeBusy                      orchestrator.errors            503 too many live episodes, or its turn is held
 ├── TaskNotFound                         orchestrator.errors            404 no loaded task file holds the id
 ├── InvalidRequest                       orchestrator.errors            422 names something that cannot be served
 ├── ServiceUnavailable                   compoworld.errors              503 a service did not answer (dead, slow)
@@ -27,6 +27,7 @@ CompoWorldError                          compoworld.errors
 ├── PreflightError (ValueError)          trainer.preflight              a GRPO launch that cannot work as configured
 ├── LLMError                             compoworld.errors              the model endpoint failed after retries
 └── DeployError                          compoworld.deploy.errors       deployment files or a cluster operation failed
+    ├── EntrypointError                  compoworld.deploy.entrypoint   a container command cannot start (exit 2)
     └── K8sError                         compoworld.deploy.errors       talking to a cluster failed
         ├── K8sConfigError               compoworld.deploy.errors       no kubeconfig / in-cluster configuration
         ├── K8sApiError                  compoworld.deploy.errors       the API refused a request or was unreachable

@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from compoworld.deploy.errors import DeployError
+
 __all__ = [
     "EntrypointError",
     "compile_ddl",
@@ -39,7 +41,7 @@ __all__ = [
 SERVING_COMMANDS = ("serve", "orchestrator")
 
 
-class EntrypointError(Exception):
+class EntrypointError(DeployError):
     """A container command that cannot start (bad name, unreadable library): exit 2 with the reason."""
 
 
