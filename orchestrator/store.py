@@ -100,12 +100,15 @@ class InMemoryEpisodeStore:
     @contextlib.asynccontextmanager
     async def lock(self, episode_id: str, wait_s: float) -> AsyncIterator[None]:
         lock = self._locks.setdefault(episode_id, asyncio.Lock())
-        if wait_s <= 0 and lock.locked():
+        if not lock.locked():
+            await lock.acquire()  # free: taken at once, without a waiting task
+        elif wait_s <= 0:
             raise EpisodeBusy("the episode is handling another request")
-        try:
-            await asyncio.wait_for(lock.acquire(), timeout=max(wait_s, 0.001))
-        except TimeoutError:
-            raise EpisodeBusy(f"the episode stayed busy for {wait_s:g} s") from None
+        else:
+            try:
+                await asyncio.wait_for(lock.acquire(), timeout=wait_s)
+            except TimeoutError:
+                raise EpisodeBusy(f"the episode stayed busy for {wait_s:g} s") from None
         try:
             yield
         finally:
