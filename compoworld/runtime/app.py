@@ -91,7 +91,7 @@ def _call_id_of(request: Request) -> str | None:
     """The ``X-Call-Id`` header: a call the episode already answered is answered again, not rerun."""
     call_id = request.headers.get("x-call-id") or None
     if call_id is not None and not _EPISODE_ID.match(call_id):
-        raise _Rejected(
+        raise Rejected(
             ToolResult.fail("invalid_arguments", "X-Call-Id must be 1-128 characters of [A-Za-z0-9_.:-]")
         )
     return call_id
