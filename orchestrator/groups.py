@@ -7,8 +7,11 @@ from the same group computation. A sibling that crashes never reports, so a wait
 its own ``timeout_s`` and is scored alone with static weights (the n = 1 formula), flagged
 ``fallback``. Groups are forgotten ``ttl_s`` after their last report, once nobody waits on them.
 
-The board lives in one process (one event loop). With several orchestrator replicas the rollouts
-of one group must reach the same replica.
+``GroupBoard`` lives in one process (one event loop): the embedded default. With several
+orchestrator replicas the board lives in the shared store instead (``groups_redis``), so the
+rollouts of one group may report to different replicas; both boards score a complete group the
+same way (``group_responses``: rollouts in episode-id order, ``math.fsum`` sums) and a lone
+rollout the same way (``fallback_response``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
@@ -31,6 +35,10 @@ __all__ = [
     "GroupConflictError",
     "GroupRewardRequest",
     "GroupRewardResponse",
+    "RewardBoard",
+    "check_report",
+    "fallback_response",
+    "group_responses",
     "groups_router",
 ]
 
@@ -148,12 +156,7 @@ class GroupBoard:
         ``verdicts=None`` or ``aborted=True`` reports an aborted rollout (all False). Raises
         GroupConflictError when the report contradicts the group, ValueError on bad arguments.
         """
-        if expected_n < 1:
-            raise ValueError("expected_n must be >= 1")
-        if timeout_s < 0:
-            raise ValueError("timeout_s must be >= 0")
-        if importance is not None and not all(math.isfinite(x) and x > 0 for x in importance):
-            raise ValueError("importance must hold finite numbers > 0")
+        check_report(expected_n, timeout_s, importance)
         self.reap()
         row = None if (aborted or verdicts is None) else [bool(v) for v in verdicts]
         group = self._post(group_id, episode_id, row, expected_n, importance)
@@ -213,50 +216,113 @@ class GroupBoard:
         return group
 
     def _complete(self, group_id: str, group: _Group) -> None:
-        episodes = sorted(group.reports)
-        rows = [group.reports[e].verdicts for e in episodes]
-        report = group_reward_report(rows, group.importance, self._lam)
-        log_group_report(report, group_id, logger)
-        group.report = report
-        group.result = {
-            e: GroupRewardResponse(
-                reward=report.rewards[i],
-                group_complete=True,
-                n_reported=report.n,
-                pass_rates=report.pass_rates,
-                fallback=False,
-                rubric_score=report.rubric_scores[i],
-                completion=report.completions[i],
-            )
-            for i, e in enumerate(episodes)
-        }
+        rows = {e: r.verdicts for e, r in group.reports.items()}
+        group.report, group.result = group_responses(group_id, rows, group.importance, self._lam)
         group.done.set()
 
     def _fallback(self, group_id: str, group: _Group, episode_id: str) -> GroupRewardResponse:
         row = group.reports[episode_id].verdicts
-        if row is None and group.k is not None:
-            row = [False] * group.k
-        report = group_reward_report([row] if row is not None else [None], group.importance, self._lam)
-        logger.warning(
-            "group %s: %d of %d rollouts reported before episode %s timed out; static-weight reward %.3f",
+        return fallback_response(
             group_id,
+            episode_id,
+            row,
+            group.k,
+            group.importance,
+            self._lam,
             len(group.reports),
             group.expected_n,
-            episode_id,
-            report.rewards[0],
         )
-        return GroupRewardResponse(
-            reward=report.rewards[0],
-            group_complete=False,
-            n_reported=len(group.reports),
+
+    async def aclose(self) -> None:
+        return None
+
+
+class RewardBoard(Protocol):
+    """What the reward route needs of a board: the in-process ``GroupBoard`` or the shared one."""
+
+    async def reward(
+        self,
+        group_id: str,
+        episode_id: str,
+        verdicts: list[bool] | None,
+        expected_n: int,
+        timeout_s: float,
+        importance: list[float] | None = None,
+        aborted: bool = False,
+    ) -> GroupRewardResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+def check_report(expected_n: int, timeout_s: float, importance: list[float] | None) -> None:
+    """The argument checks every board makes before posting (ValueError: a 422)."""
+    if expected_n < 1:
+        raise ValueError("expected_n must be >= 1")
+    if timeout_s < 0:
+        raise ValueError("timeout_s must be >= 0")
+    if importance is not None and not all(math.isfinite(x) and x > 0 for x in importance):
+        raise ValueError("importance must hold finite numbers > 0")
+
+
+def group_responses(
+    group_id: str,
+    rows: dict[str, list[bool] | None],
+    importance: list[float] | None,
+    lam: float,
+) -> tuple[GroupRewardReport, dict[str, GroupRewardResponse]]:
+    """The complete group's computation and each rollout's answer (rollouts in episode-id order)."""
+    episodes = sorted(rows)
+    report = group_reward_report([rows[e] for e in episodes], importance, lam)
+    log_group_report(report, group_id, logger)
+    result = {
+        e: GroupRewardResponse(
+            reward=report.rewards[i],
+            group_complete=True,
+            n_reported=report.n,
             pass_rates=report.pass_rates,
-            fallback=True,
-            rubric_score=report.rubric_scores[0],
-            completion=report.completions[0],
+            fallback=False,
+            rubric_score=report.rubric_scores[i],
+            completion=report.completions[i],
         )
+        for i, e in enumerate(episodes)
+    }
+    return report, result
 
 
-def groups_router(board: GroupBoard) -> APIRouter:
+def fallback_response(
+    group_id: str,
+    episode_id: str,
+    row: list[bool] | None,
+    k: int | None,
+    importance: list[float] | None,
+    lam: float,
+    n_reported: int,
+    expected_n: int,
+) -> GroupRewardResponse:
+    """A rollout whose siblings did not all report in time, scored alone with static weights."""
+    if row is None and k is not None:
+        row = [False] * k
+    report = group_reward_report([row] if row is not None else [None], importance, lam)
+    logger.warning(
+        "group %s: %d of %d rollouts reported before episode %s timed out; static-weight reward %.3f",
+        group_id,
+        n_reported,
+        expected_n,
+        episode_id,
+        report.rewards[0],
+    )
+    return GroupRewardResponse(
+        reward=report.rewards[0],
+        group_complete=False,
+        n_reported=n_reported,
+        pass_rates=report.pass_rates,
+        fallback=True,
+        rubric_score=report.rubric_scores[0],
+        completion=report.completions[0],
+    )
+
+
+def groups_router(board: RewardBoard) -> APIRouter:
     """Routes of the group reward board, for the orchestrator app to ``include_router``."""
     router = APIRouter(tags=["groups"])
 

@@ -37,7 +37,8 @@ from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepReque
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import InvalidRequest, http_status
-from orchestrator.groups import GroupBoard, groups_router
+from orchestrator.groups import groups_router
+from orchestrator.groups_redis import board_for_store
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.mcp_server import EpisodeMcp
 from orchestrator.models import Task
@@ -191,7 +192,8 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
     app.router.routes.append(
         Route("/episodes/{episode_id}/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"])
     )
-    app.include_router(groups_router(GroupBoard()))
+    board = board_for_store(orch.store)  # in Redis when the episodes are: any replica takes any report
+    app.include_router(groups_router(board))
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
@@ -205,6 +207,7 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
             with contextlib.suppress(asyncio.CancelledError):
                 await reaper
             await mcp.aclose()
+            await board.aclose()
             await orch.aclose()
 
     app.router.lifespan_context = lifespan

@@ -1,0 +1,182 @@
+"""The group reward board in a real Redis: a group's rollouts report to different replicas.
+
+Each "replica" is a ``RedisGroupBoard`` with its own Redis client (``tests/redis_fixture.py``
+starts a real ``redis-server`` on 127.0.0.1); the in-process ``GroupBoard`` is the reference
+every result is compared with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from orchestrator.groups import GroupBoard, GroupConflictError, GroupRewardResponse
+from orchestrator.groups_redis import RedisGroupBoard, board_for_store
+from orchestrator.reward import completion_focused_rewards
+from orchestrator.store import InMemoryEpisodeStore, RedisEpisodeStore
+from tests.redis_fixture import redis_server
+
+__all__ = ["redis_server"]
+
+
+@pytest.fixture
+async def replicas(redis_server: str) -> AsyncIterator[list[RedisGroupBoard]]:
+    prefix = uuid.uuid4().hex
+    boards = [
+        RedisGroupBoard(aioredis.Redis.from_url(redis_server), prefix=prefix, ttl_s=60, poll_s=0.2)
+        for _ in range(3)
+    ]
+    yield boards
+    for board in boards:
+        await board.aclose()
+        await board.redis.aclose()
+
+
+def without_timing(resp: GroupRewardResponse) -> dict[str, object]:
+    return resp.model_dump()
+
+
+async def test_a_group_reporting_to_three_replicas_gets_the_single_board_rewards(
+    replicas: list[RedisGroupBoard],
+) -> None:
+    rows = [[True, True, False], [True, False, False], [True, True, True], [False, False, False]]
+    importance = [1.0, 2.0, 1.0]
+    shared = await asyncio.gather(
+        *(
+            replicas[i % 3].reward("g1", f"e{i}", row, 4, 10.0, importance=importance)
+            for i, row in enumerate(rows)
+        )
+    )
+    solo = GroupBoard()
+    alone = await asyncio.gather(
+        *(solo.reward("g1", f"e{i}", row, 4, 10.0, importance=importance) for i, row in enumerate(rows))
+    )
+    assert [without_timing(r) for r in shared] == [without_timing(r) for r in alone]
+    assert [r.reward for r in shared] == pytest.approx(completion_focused_rewards(rows, importance))
+    assert all(r.group_complete and not r.fallback and r.n_reported == 4 for r in shared)
+    report = await replicas[1].report("g1")
+    assert report is not None and report == solo.report("g1")
+
+
+async def test_many_groups_spread_over_replicas_all_complete(replicas: list[RedisGroupBoard]) -> None:
+    groups = {f"g{g}": [[(g + i + c) % 3 != 0 for c in range(4)] for i in range(5)] for g in range(20)}
+    posts = [
+        (gid, i, replicas[(g * 7 + i) % 3].reward(gid, f"{gid}-e{i}", row, 5, 20.0))
+        for g, (gid, group) in enumerate(groups.items())
+        for i, row in enumerate(group)
+    ]
+    answers = await asyncio.gather(*(p for _, _, p in posts))
+    got: dict[str, list[float]] = {gid: [0.0] * 5 for gid in groups}
+    for (gid, i, _), resp in zip(posts, answers, strict=True):
+        assert resp.group_complete, (gid, i, resp)
+        got[gid][i] = resp.reward
+    for gid, group in groups.items():
+        assert got[gid] == pytest.approx(completion_focused_rewards(group)), gid
+
+
+async def test_a_sibling_that_never_reports_falls_back_to_static_weights(
+    replicas: list[RedisGroupBoard],
+) -> None:
+    a, b = replicas[0], replicas[1]
+    start = time.monotonic()
+    x, y = await asyncio.gather(
+        a.reward("g2", "e0", [True, False], 3, 0.5), b.reward("g2", "e1", [True, True], 3, 0.5)
+    )
+    assert time.monotonic() - start < 3.0
+    for resp, row in ((x, [True, False]), (y, [True, True])):
+        assert resp.fallback and not resp.group_complete and resp.n_reported == 2
+        assert resp.reward == pytest.approx(completion_focused_rewards([row])[0])
+    late = await replicas[2].reward("g2", "e2", [False, False], 3, 1.0)  # the group completes late
+    assert late.group_complete and late.n_reported == 3
+    again = await a.reward("g2", "e0", [True, False], 3, 1.0)  # a retry now gets the group reward
+    expected = completion_focused_rewards([[True, False], [True, True], [False, False]])
+    assert [again.reward, late.reward] == pytest.approx([expected[0], expected[2]])
+
+
+async def test_an_aborted_rollout_counts_as_all_false(replicas: list[RedisGroupBoard]) -> None:
+    aborted = await replicas[0].reward("g3", "dead", [], 3, 0.0, aborted=True)
+    assert aborted.fallback and aborted.reward == 0.0
+    a, b = await asyncio.gather(
+        replicas[1].reward("g3", "e0", [True, True], 3, 10.0),
+        replicas[2].reward("g3", "e1", [True, False], 3, 10.0),
+    )
+    assert a.group_complete and a.pass_rates == pytest.approx([2 / 3, 1 / 3])
+    assert [a.reward, b.reward] == pytest.approx(
+        completion_focused_rewards([[True, True], [True, False], None])[:2]
+    )
+
+
+async def _conflicts(board: GroupBoard | RedisGroupBoard) -> list[str]:
+    """The same bad reports against any board; returns what each one raised."""
+    out: list[str] = []
+    await board.reward("g4", "e0", [True, False], 2, 0.0, importance=[1.0, 2.0])
+    attempts: list[tuple[str, list[bool], int, list[float] | None]] = [
+        ("e1", [True], 2, None),  # ragged
+        ("e1", [True, True], 3, None),  # another expected_n
+        ("e0", [True, True], 2, None),  # the same episode, other verdicts
+        ("e1", [True, True], 2, [2.0, 2.0]),  # other importance
+        ("e1", [True, True], 2, [1.0]),  # importance of the wrong length
+    ]
+    for episode, row, n, importance in attempts:
+        try:
+            await board.reward("g4", episode, row, n, 0.0, importance=importance)
+        except (GroupConflictError, ValueError) as exc:
+            out.append(f"{type(exc).__name__}: {exc}")
+    done = await board.reward("g4", "e1", [False, False], 2, 1.0)
+    again = await board.reward("g4", "e1", [False, False], 2, 1.0)
+    assert done == again and done.group_complete
+    try:
+        await board.reward("g4", "e2", [False, False], 2, 1.0)
+    except GroupConflictError as exc:
+        out.append(f"{type(exc).__name__}: {exc}")
+    return out
+
+
+async def test_bad_reports_are_refused_exactly_as_on_the_single_board(
+    replicas: list[RedisGroupBoard],
+) -> None:
+    shared = await _conflicts(replicas[0])
+    assert shared == await _conflicts(GroupBoard())
+    assert len(shared) == 6 and "one too many" in shared[-1] and shared[-2].startswith("ValueError")
+
+
+async def test_groups_are_forgotten_after_their_ttl_unless_someone_waits(redis_server: str) -> None:
+    prefix = uuid.uuid4().hex
+    client = aioredis.Redis.from_url(redis_server)
+    board = RedisGroupBoard(client, prefix=prefix, ttl_s=0.4, poll_s=0.1)
+    await board.reward("old", "e0", [True], 2, 0.0)
+    waiting = asyncio.create_task(board.reward("slow", "e0", [True], 2, 5.0))
+    await asyncio.sleep(1.0)
+    assert await client.exists(f"{prefix}:grp:old", f"{prefix}:grpr:old") == 0
+    assert await client.exists(f"{prefix}:grp:slow", f"{prefix}:grpr:slow") == 2  # renewed by its waiter
+    late = await board.reward("slow", "e1", [False], 2, 1.0)
+    assert late.group_complete and (await waiting).group_complete
+    await asyncio.sleep(0.8)
+    assert await client.keys(f"{prefix}:*") == []
+    await board.aclose()
+    await client.aclose()
+
+
+async def test_a_waiter_that_misses_the_publication_still_completes(replicas: list[RedisGroupBoard]) -> None:
+    a, b = replicas[0], replicas[1]
+    waiting = asyncio.create_task(a.reward("g5", "e0", [True], 2, 10.0))
+    await asyncio.sleep(0.1)
+    assert a._listener is not None
+    a._listener.cancel()  # the subscription is gone: only the periodic read can see completion
+    start = time.monotonic()
+    await b.reward("g5", "e1", [False], 2, 10.0)
+    out = await waiting
+    assert out.group_complete and time.monotonic() - start < 2.0
+
+
+async def test_the_board_follows_the_episode_store(redis_server: str) -> None:
+    store = RedisEpisodeStore.from_url(redis_server, prefix="p1")
+    shared = board_for_store(store)
+    assert isinstance(shared, RedisGroupBoard) and shared.prefix == "p1" and shared.redis is store.redis
+    assert isinstance(board_for_store(InMemoryEpisodeStore()), GroupBoard)
+    await store.aclose()
