@@ -66,3 +66,8 @@ class Settings(BaseSettings):
         gt=0,
         description="Lease of an episode's turn lock in the shared store (renewed while held).",
     )
+    store_turn_limit_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="A turn holding an episode's lock in the shared store longer than this is cut (503).",
+    )

@@ -245,7 +245,9 @@ def create_orchestrator_app(
 ) -> FastAPI:
     """The orchestrator alone; services are remote (URL map file, explicit map, or URL template)."""
     directory = ServiceDirectory.remote(settings, urls)
-    store = store_from_url(settings.store_url, lease_s=settings.store_lease_s)
+    store = store_from_url(
+        settings.store_url, lease_s=settings.store_lease_s, turn_limit_s=settings.store_turn_limit_s
+    )
     orch = Orchestrator(directory, TaskRegistry.load(tasks_path), config=config, store=store)
     app = FastAPI(title="CompoWorld orchestrator", version="1")
 

@@ -146,10 +146,13 @@ class RedisEpisodeStore:
 
     shared = True  # other replicas serve these episodes: closing one replica releases nothing
 
-    def __init__(self, client: Any, *, prefix: str = "cw", lease_s: float = 30.0) -> None:
+    def __init__(
+        self, client: Any, *, prefix: str = "cw", lease_s: float = 30.0, turn_limit_s: float = 300.0
+    ) -> None:
         self.redis = client
         self.prefix = prefix
         self.lease_s = lease_s
+        self.turn_limit_s = turn_limit_s
         self._put = client.register_script(_PUT)
 
     @classmethod
@@ -226,21 +229,31 @@ class RedisEpisodeStore:
         )
         if not await lock.acquire():
             raise EpisodeBusy(f"the episode stayed busy for {wait_s:g} s (another replica holds its turn)")
-        renew = asyncio.create_task(self._renew(lock))
+        held = asyncio.Event()
+        held.set()
+        renew = asyncio.create_task(self._renew(lock, held))
         try:
-            yield
+            async with asyncio.timeout(self.turn_limit_s):  # a turn stuck here must not hold the lock forever
+                yield
+        except TimeoutError:
+            log.exception(
+                "a turn of episode %s held its lock for %g s; released", episode_id[:8], self.turn_limit_s
+            )
+            raise EpisodeBusy(f"the turn did not finish within {self.turn_limit_s:g} s; retry") from None
         finally:
+            held.clear()  # the renewer stops at its next wake-up even if the cancel below is lost
             renew.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renew
+            await asyncio.wait({renew}, timeout=1.0)
             with contextlib.suppress(LockError):  # the lease ran out: the version check fenced us
                 await lock.release()
 
-    async def _renew(self, lock: Any) -> None:
+    async def _renew(self, lock: Any, held: asyncio.Event) -> None:
         from redis.exceptions import LockError
 
-        while True:
+        while held.is_set():
             await asyncio.sleep(self.lease_s / 3)
+            if not held.is_set():
+                return
             try:
                 await lock.reacquire()
             except LockError:
@@ -252,7 +265,7 @@ class RedisEpisodeStore:
 
 
 def store_from_url(url: str | None, **kwargs: Any) -> EpisodeStore:
-    """``redis://...`` -> a Redis store; empty -> in memory."""
+    """``redis://...`` -> a Redis store (``kwargs`` go to it); empty -> in memory."""
     if not url:
         return InMemoryEpisodeStore()
     if url.startswith(("redis://", "rediss://", "unix://")):

@@ -6,6 +6,7 @@ why, except under CI, where a missing binary is a failure: CI must run them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["redis_server"]
+__all__ = ["redis_server", "running_redis"]
 
 
 def _free_port() -> int:
@@ -26,19 +27,13 @@ def _free_port() -> int:
     return port
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``redis://127.0.0.1:<port>/0`` of a fresh, persistence-free redis-server."""
+@contextlib.contextmanager
+def running_redis(folder: Path) -> Iterator[str]:
+    """A persistence-free ``redis-server`` on a free loopback port for the block's duration."""
     binary = shutil.which("redis-server")
     if binary is None:
-        message = (
-            "REDIS-SERVER IS NOT INSTALLED: the shared-store tests did not run (apt-get install redis-server)"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        raise FileNotFoundError("redis-server is not installed (apt-get install redis-server)")
     port = _free_port()
-    folder: Path = tmp_path_factory.mktemp("redis")
     cmd = [binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
            "--dir", str(folder), "--protected-mode", "yes"]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -55,3 +50,17 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``redis://127.0.0.1:<port>/0`` of a fresh, persistence-free redis-server."""
+    if shutil.which("redis-server") is None:
+        message = (
+            "REDIS-SERVER IS NOT INSTALLED: the shared-store tests did not run (apt-get install redis-server)"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    with running_redis(tmp_path_factory.mktemp("redis")) as url:
+        yield url

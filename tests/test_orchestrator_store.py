@@ -193,3 +193,26 @@ def test_records_round_trip_through_json() -> None:
     bare = record_to_json(rec, with_messages=False)
     assert "messages" not in json.loads(bare)
     assert record_from_json(bare, rec.messages) == rec
+
+
+async def test_a_long_turn_keeps_its_lock_and_a_stuck_one_is_cut_at_the_turn_limit(redis_server: str) -> None:
+    store = RedisEpisodeStore.from_url(redis_server, prefix=uuid.uuid4().hex, lease_s=0.6, turn_limit_s=2.5)
+    other = RedisEpisodeStore.from_url(redis_server, prefix=store.prefix, lease_s=0.6)
+    async with store.lock("e1", 0):
+        await asyncio.sleep(1.5)  # over two leases: renewed while held
+        with pytest.raises(EpisodeBusy):
+            async with other.lock("e1", 0):
+                pass
+    async with other.lock("e1", 0):  # released at once on exit
+        pass
+    start = time.monotonic()
+    with pytest.raises(EpisodeBusy, match="did not finish within 2.5 s"):
+        async with store.lock("e2", 0):
+            await asyncio.sleep(60)  # a turn that never returns
+    assert time.monotonic() - start < 10
+    async with other.lock("e2", 0):  # and its lock is free again, not renewed forever
+        pass
+    await asyncio.sleep(1.0)
+    assert await store.redis.keys(f"{store.prefix}:lock:*") == []
+    for s in (store, other):
+        await s.aclose()

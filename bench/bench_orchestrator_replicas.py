@@ -1,0 +1,147 @@
+"""Orchestrator replicas behind one Redis (issue 13), each figure side by side with its baseline.
+
+    .venv/bin/python bench/bench_orchestrator_replicas.py [--n 400] [--episodes 300]
+
+  tool call through a replica (each step to a random one of three, episodes in Redis)
+      / the same call straight to the service                                   (target <= 1.5x)
+  N concurrent episodes over the three replicas, one SIGKILLed a third of the way:
+      lost episodes, rollouts whose state or reward differs from a solo replay  (target 0 and 0)
+
+Real processes on loopback (``tests/replica_mesh.py``): one service pack, three orchestrator
+replicas sharing a ``redis-server`` (Debian's package), and a solo orchestrator for the replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from tests.orchestrator_fixture import task_create
+from tests.redis_fixture import running_redis
+from tests.replica_mesh import Driver, Mesh, mesh, rollout_script
+
+
+async def tool_call(m: Mesh, http: httpx.AsyncClient, n: int, progress: Progress) -> tuple[float, float]:
+    """p50 seconds of (step through a random replica, direct service call), sent alternately."""
+    rng = random.Random(5)
+    body = {"task": task_create().model_dump(mode="json"), "max_steps": n + 100}
+    eid = (await http.post(f"{m.replicas[0]}/episodes", json=body)).json()["episode_id"]
+    args = {"id": "con_000003"}
+    step = {"tool_calls": [{"id": "c1", "name": "crm__getContact", "arguments": args}]}
+    direct = f"{m.services}/services/crm/tools/getContact"
+    via, straight = [], []
+    task = progress.add_task("tool call: replica vs direct", total=n)
+    for i in range(n + 50):  # the first 50 of each warm up
+        t0 = time.perf_counter()
+        resp = await http.post(f"{rng.choice(m.replicas)}/episodes/{eid}/step", json=step)
+        t1 = time.perf_counter()
+        out = await http.post(direct, json=args, headers={"X-Episode-Id": eid})
+        t2 = time.perf_counter()
+        assert resp.status_code == 200 and out.status_code == 200 and out.json()["success"], resp.text
+        if i >= 50:
+            via.append(t1 - t0)
+            straight.append(t2 - t1)
+            progress.advance(task)
+    await http.delete(f"{m.replicas[0]}/episodes/{eid}")
+    return statistics.median(via), statistics.median(straight)
+
+
+async def concurrent(m: Mesh, http: httpx.AsyncClient, episodes: int, progress: Progress) -> dict[str, float]:
+    """The replica test at full size: returns lost episodes, mismatches against the solo replay, time."""
+    groups, n = episodes // 4, 4
+    steps = groups * sum(len(rollout_script(i)[0]) for i in range(n))
+    task = progress.add_task(f"{groups * n} episodes over 3 replicas", total=steps)
+    armed, killed = [False], [0]
+
+    def on_step(done: int) -> None:
+        progress.update(task, completed=done)
+        if armed[0] and not killed[0] and done >= steps // 3:
+            m.kill(0)
+            killed[0] = done
+
+    gids = [f"b{k}-{uuid.uuid4().hex[:6]}" for k in range(groups)]
+    shared = Driver(http, m.replicas, m.services, random.Random(13), on_step=on_step)
+    t0 = time.perf_counter()
+    got = await shared.run(gids, n, arm=lambda: armed.__setitem__(0, True))
+    took = time.perf_counter() - t0
+    progress.add_task("solo replay", total=None)
+    solo = {o.key: o for o in await Driver(http, [m.solo], m.services, random.Random(13)).run(gids, n)}
+    differ = sum(
+        (o.results, o.verdicts, o.hashes, o.writes, o.reward)
+        != (
+            solo[o.key].results,
+            solo[o.key].verdicts,
+            solo[o.key].hashes,
+            solo[o.key].writes,
+            solo[o.key].reward,
+        )
+        for o in got
+    )
+    return {
+        "lost": groups * n - len(got),
+        "differ": differ,
+        "seconds": took,
+        "retries": shared.retries,
+        "killed_at": killed[0],
+        "steps": steps,
+    }
+
+
+async def main_async(n: int, episodes: int) -> int:
+    console = Console()
+    with tempfile.TemporaryDirectory() as tmp, running_redis(Path(tmp)) as redis_url:
+        limits = httpx.Limits(max_connections=4 * episodes + 16, max_keepalive_connections=64)
+        with Progress(console=console, transient=True) as progress:
+            progress.add_task("starting the mesh (5 processes)", total=None)
+            async with mesh(Path(tmp), redis_url) as m, httpx.AsyncClient(limits=limits, timeout=180) as http:
+                via, direct = await tool_call(m, http, n, progress)
+                figures = await concurrent(m, http, episodes, progress)
+    table = Table(title="orchestrator replicas behind one Redis (loopback)")
+    for col in ("measure", "replicas", "baseline", "ratio / result", "target"):
+        table.add_column(col)
+    ratio = via / direct
+    table.add_row(
+        f"tool call p50 (n={n})",
+        f"{via * 1e3:.2f} ms",
+        f"{direct * 1e3:.2f} ms direct",
+        f"{ratio:.2f}x",
+        "<= 1.5x",
+    )
+    table.add_row(
+        f"{episodes} concurrent episodes, replica 0 killed at step "
+        f"{figures['killed_at']:.0f}/{figures['steps']:.0f}",
+        f"{figures['seconds']:.1f} s, {figures['retries']:.0f} retries",
+        "solo replay",
+        f"{figures['lost']:.0f} lost, {figures['differ']:.0f} differ",
+        "0 and 0",
+    )
+    console.print(table)
+    return 0 if ratio <= 1.5 and figures["lost"] == 0 and figures["differ"] == 0 else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=400, help="Tool calls timed per side.")
+    parser.add_argument("--episodes", type=int, default=300, help="Concurrent episodes (a multiple of 4).")
+    ns = parser.parse_args()
+    return asyncio.run(main_async(ns.n, ns.episodes))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
