@@ -34,18 +34,37 @@ from tests.orchestrator_fixture import task_create
 from tests.redis_fixture import running_redis
 from tests.replica_mesh import Driver, Mesh, mesh, rollout_script
 
+PER_EPISODE = 25
 
-async def tool_call(m: Mesh, http: httpx.AsyncClient, n: int, progress: Progress) -> tuple[float, float]:
-    """p50 seconds of (step through a random replica, direct service call), sent alternately."""
+
+async def tool_call(
+    m: Mesh, http: httpx.AsyncClient, n: int, progress: Progress
+) -> tuple[float, float, float]:
+    """p50 seconds of (step through a random replica, step through the solo orchestrator, direct
+    service call), sent in turn so load changes hit all three alike.
+
+    A fresh episode every ``PER_EPISODE`` calls: episodes run at most 30 turns by default.
+    """
     rng = random.Random(5)
-    body = {"task": task_create().model_dump(mode="json"), "max_steps": n + 100}
-    eid = (await http.post(f"{m.replicas[0]}/episodes", json=body)).json()["episode_id"]
+    body = {"task": task_create().model_dump(mode="json"), "max_steps": PER_EPISODE + 1}
     args = {"id": "con_000003"}
     step = {"tool_calls": [{"id": "c1", "name": "crm__getContact", "arguments": args}]}
     direct = f"{m.services}/services/crm/tools/getContact"
-    via, straight = [], []
-    task = progress.add_task("tool call: replica vs direct", total=n)
+    via, solo, straight = [], [], []
+    task = progress.add_task("tool call: replica vs solo vs direct", total=n)
+    eid = sid = ""
     for i in range(n + 50):  # the first 50 of each warm up
+        if i % PER_EPISODE == 0:
+            if eid:
+                await http.delete(f"{m.replicas[0]}/episodes/{eid}")
+                await http.delete(f"{m.solo}/episodes/{sid}")
+            eid = (await http.post(f"{rng.choice(m.replicas)}/episodes", json=body)).json()["episode_id"]
+            sid = (await http.post(f"{m.solo}/episodes", json=body)).json()["episode_id"]
+        t = time.perf_counter()
+        alone = await http.post(f"{m.solo}/episodes/{sid}/step", json=step)
+        assert alone.status_code == 200, alone.text
+        if i >= 50:
+            solo.append(time.perf_counter() - t)
         t0 = time.perf_counter()
         resp = await http.post(f"{rng.choice(m.replicas)}/episodes/{eid}/step", json=step)
         t1 = time.perf_counter()
@@ -57,7 +76,8 @@ async def tool_call(m: Mesh, http: httpx.AsyncClient, n: int, progress: Progress
             straight.append(t2 - t1)
             progress.advance(task)
     await http.delete(f"{m.replicas[0]}/episodes/{eid}")
-    return statistics.median(via), statistics.median(straight)
+    await http.delete(f"{m.solo}/episodes/{sid}")
+    return statistics.median(via), statistics.median(solo), statistics.median(straight)
 
 
 async def concurrent(m: Mesh, http: httpx.AsyncClient, episodes: int, progress: Progress) -> dict[str, float]:
@@ -109,7 +129,15 @@ async def main_async(n: int, episodes: int) -> int:
             progress.add_task("starting the mesh (5 processes)", total=None)
             async with mesh(Path(tmp), redis_url) as m, httpx.AsyncClient(limits=limits, timeout=180) as http:
                 via, direct = await tool_call(m, http, n, progress)
-                figures = await concurrent(m, http, episodes, progress)
+                console.print(
+                    f"tool call p50: {via * 1e3:.2f} ms through a replica, {direct * 1e3:.2f} ms direct"
+                )
+                try:
+                    figures = await concurrent(m, http, episodes, progress)
+                except Exception:
+                    for log in sorted(m.logs.glob("*.log")):  # what the processes said, before they go
+                        console.print(f"== {log.name}\n{log.read_text()[-3000:]}")
+                    raise
     table = Table(title="orchestrator replicas behind one Redis (loopback)")
     for col in ("measure", "replicas", "baseline", "ratio / result", "target"):
         table.add_column(col)

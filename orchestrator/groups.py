@@ -28,6 +28,7 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from compoworld.errors import CompoWorldError
+from orchestrator.errors import EpisodeBusy
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport, group_reward_report, log_group_report
 
 __all__ = [
@@ -343,5 +344,7 @@ def groups_router(board: RewardBoard) -> APIRouter:
             raise HTTPException(status_code=409, detail=str(exc)) from exc
         except ValueError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
+        except EpisodeBusy as exc:  # the shared store did not answer: the report can be sent again
+            raise HTTPException(status_code=503, detail=str(exc)) from exc
 
     return router

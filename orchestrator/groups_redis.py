@@ -34,6 +34,7 @@ from orchestrator.groups import (
     group_responses,
 )
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport
+from orchestrator.store import RedisEpisodeStore, store_errors
 
 __all__ = ["RedisGroupBoard", "board_for_store"]
 
@@ -167,9 +168,9 @@ class RedisGroupBoard:
             self._ttl_ms,
             group_id,
         ]
-        status, held = (
-            _text(x) for x in await self._script(keys=[meta_key, rows_key, self._channel], args=args)
-        )
+        with store_errors():
+            reply = await self._script(keys=[meta_key, rows_key, self._channel], args=args)
+        status, held = (_text(x) for x in reply)
         if status == "ok":
             return
         what = {
@@ -185,12 +186,13 @@ class RedisGroupBoard:
     async def _read(self, group_id: str) -> tuple[dict[str, str], dict[str, list[bool] | None]]:
         """The group's settings and reports, renewing its TTL (someone is waiting on it)."""
         meta_key, rows_key = self._keys(group_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hgetall(meta_key)
-            pipe.hgetall(rows_key)
-            pipe.pexpire(meta_key, self._ttl_ms)
-            pipe.pexpire(rows_key, self._ttl_ms)
-            meta, rows, _, _ = await pipe.execute()
+        with store_errors():
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hgetall(meta_key)
+                pipe.hgetall(rows_key)
+                pipe.pexpire(meta_key, self._ttl_ms)
+                pipe.pexpire(rows_key, self._ttl_ms)
+                meta, rows, _, _ = await pipe.execute()
         return (
             {_text(k): _text(v) for k, v in meta.items()},
             {_text(k): json.loads(v) for k, v in rows.items()},
@@ -247,7 +249,6 @@ def _importance(meta: dict[str, str]) -> list[float] | None:
 
 def board_for_store(store: object, **kwargs: Any) -> RewardBoard:
     """The board that goes with an episode store: shared in Redis when the episodes are."""
-    from orchestrator.store import RedisEpisodeStore
 
     if isinstance(store, RedisEpisodeStore):
         return RedisGroupBoard(store.redis, prefix=store.prefix, **kwargs)

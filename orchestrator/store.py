@@ -27,13 +27,13 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, Protocol
 
 from orchestrator.errors import EpisodeBusy, EpisodeConflict
 from orchestrator.lifecycle import EpisodeRecord, record_from_json, record_to_json
 
-__all__ = ["EpisodeStore", "InMemoryEpisodeStore", "RedisEpisodeStore", "store_from_url"]
+__all__ = ["EpisodeStore", "InMemoryEpisodeStore", "RedisEpisodeStore", "store_errors", "store_from_url"]
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +120,19 @@ class InMemoryEpisodeStore:
         return None
 
 
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """A Redis failure is the environment's, not the request's: EpisodeBusy (503), so callers retry."""
+    from redis.exceptions import LockError, RedisError
+
+    try:
+        yield
+    except LockError:
+        raise
+    except RedisError as exc:
+        raise EpisodeBusy(f"the episode store did not answer ({type(exc).__name__}: {exc}); retry") from exc
+
+
 # KEYS: ep, log, live, done.  ARGV: expected version, record JSON, terminal (0/1), score, messages...
 _PUT = """
 local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -158,22 +171,28 @@ class RedisEpisodeStore:
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisEpisodeStore:
         import redis.asyncio as aioredis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import ExponentialBackoff
+        from redis.exceptions import ConnectionError, TimeoutError
 
-        return cls(aioredis.Redis.from_url(url, max_connections=256), **kwargs)
+        retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), 6, (ConnectionError, TimeoutError))
+        client = aioredis.Redis.from_url(url, max_connections=256, socket_connect_timeout=10, retry=retry)
+        return cls(client, **kwargs)
 
     def _key(self, kind: str, episode_id: str = "") -> str:
         return f"{self.prefix}:{kind}:{episode_id}" if episode_id else f"{self.prefix}:{kind}"
 
     async def get(self, episode_id: str) -> EpisodeRecord | None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hget(self._key("ep", episode_id), "r")
-            pipe.lrange(self._key("log", episode_id), 0, -1)
-            raw, logged = await pipe.execute()
-        if raw is None:
-            return None
-        rec = record_from_json(raw, [json.loads(m) for m in logged])
-        rec.logged = len(rec.messages)
-        return rec
+        with store_errors():
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hget(self._key("ep", episode_id), "r")
+                pipe.lrange(self._key("log", episode_id), 0, -1)
+                raw, logged = await pipe.execute()
+            if raw is None:
+                return None
+            rec = record_from_json(raw, [json.loads(m) for m in logged])
+            rec.logged = len(rec.messages)
+            return rec
 
     async def put(self, record: EpisodeRecord) -> None:
         new = [json.dumps(m, ensure_ascii=False, default=str) for m in record.messages[record.logged :]]
@@ -186,7 +205,8 @@ class RedisEpisodeStore:
             int(record.terminal),
             record.last_active,
         ]
-        ok, stored = await self._put(keys=keys, args=[*args, *new])
+        with store_errors():
+            ok, stored = await self._put(keys=keys, args=[*args, *new])
         if not ok:
             record.version = expected
             raise EpisodeConflict(
@@ -195,26 +215,30 @@ class RedisEpisodeStore:
         record.logged = len(record.messages)
 
     async def pop(self, episode_id: str) -> EpisodeRecord | None:
-        rec = await self.get(episode_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self._key("ep", episode_id), self._key("log", episode_id))
-            pipe.zrem(self._key("live"), episode_id)
-            pipe.zrem(self._key("done"), episode_id)
-            await pipe.execute()
-        return rec
+        with store_errors():
+            rec = await self.get(episode_id)
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.delete(self._key("ep", episode_id), self._key("log", episode_id))
+                pipe.zrem(self._key("live"), episode_id)
+                pipe.zrem(self._key("done"), episode_id)
+                await pipe.execute()
+            return rec
 
     async def ids(self) -> list[str]:
-        live = await self.redis.zrange(self._key("live"), 0, -1)
-        done = await self.redis.zrange(self._key("done"), 0, -1)
-        return sorted(x.decode() for x in [*live, *done])
+        with store_errors():
+            live = await self.redis.zrange(self._key("live"), 0, -1)
+            done = await self.redis.zrange(self._key("done"), 0, -1)
+            return sorted(x.decode() for x in [*live, *done])
 
     async def count_live(self) -> int:
-        return int(await self.redis.zcard(self._key("live")))
+        with store_errors():
+            return int(await self.redis.zcard(self._key("live")))
 
     async def idle(self, live_before: float, done_before: float, limit: int) -> list[str]:
-        live = await self.redis.zrangebyscore(self._key("live"), "-inf", live_before, start=0, num=limit)
-        done = await self.redis.zrangebyscore(self._key("done"), "-inf", done_before, start=0, num=limit)
-        return [x.decode() for x in [*live, *done]][:limit]
+        with store_errors():
+            live = await self.redis.zrangebyscore(self._key("live"), "-inf", live_before, start=0, num=limit)
+            done = await self.redis.zrangebyscore(self._key("done"), "-inf", done_before, start=0, num=limit)
+            return [x.decode() for x in [*live, *done]][:limit]
 
     @contextlib.asynccontextmanager
     async def lock(self, episode_id: str, wait_s: float) -> AsyncIterator[None]:
@@ -227,7 +251,9 @@ class RedisEpisodeStore:
             blocking_timeout=wait_s if wait_s > 0 else None,
             sleep=0.005,
         )
-        if not await lock.acquire():
+        with store_errors():
+            acquired = await lock.acquire()
+        if not acquired:
             raise EpisodeBusy(f"the episode stayed busy for {wait_s:g} s (another replica holds its turn)")
         held = asyncio.Event()
         held.set()

@@ -73,6 +73,16 @@ cleanup() {
   if [ "$COMPOSE_UP" = 1 ]; then
     [ "$rc" = 0 ] || "${COMPOSE[@]}" ps -a 2>&1 | tail -30
     [ "$rc" = 0 ] || "${COMPOSE[@]}" logs --tail 20 orchestrator 2>&1 | tail -40
+    if [ "$rc" != 0 ]; then  # the first unhealthy container: its own log and its health probes' output
+      local sick
+      sick=$("${COMPOSE[@]}" ps -a --format '{{.Name}} {{.Status}}' 2>/dev/null | awk '/unhealthy/ {print $1; exit}')
+      if [ -n "$sick" ]; then
+        say "first unhealthy container: $sick"
+        docker logs --tail 20 "$sick" 2>&1 | tail -20
+        docker inspect --format '{{range .State.Health.Log}}{{.ExitCode}} {{.Output}}{{end}}' "$sick" 2>&1 | tail -10
+        say "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+      fi
+    fi
     "${COMPOSE[@]}" down -t 5 -v --remove-orphans > "$RUN/down.log" 2>&1 || tail -5 "$RUN/down.log"
   fi
   if [ "$STARTED_ENGINE" = 1 ]; then  # only the engine this script started, by its pidfile
