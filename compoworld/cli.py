@@ -9,6 +9,7 @@ commands each package contributes (``command_registry``: lazy strings and the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -18,13 +19,15 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from compoworld.catalog import SkippedFolder, read_catalog
 from compoworld.deploy.entrypoint import EntrypointError, run_asgi, serve_services
-from compoworld.errors import CompoWorldError
+from compoworld.errors import CompoWorldError, ServiceUnavailable
 from compoworld.llm import llm_from_settings
 from compoworld.manifest import library_folders
 from compoworld.registry import Registry
-from compoworld.runtime import ServiceRuntime, create_library_app
-from compoworld.runtime.service import load_library
+from compoworld.runtime import ServiceRuntime
+from compoworld.runtime.hosting import create_pooled_app
+from compoworld.runtime.pool import ServicePool, load_library_skipping
 from compoworld.settings import Settings
 from orchestrator.demo import run_demo
 from orchestrator.server import attach_orchestrator
@@ -51,6 +54,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "deploy": "compoworld.deploy.cli:deploy_app",
     "k8s": "compoworld.deploy.cli:k8s_app",
     "graph": "orchestrator.graph.cli:graph",
+    "library": "compoworld.catalog_cli:library_app",
     "tasks": "orchestrator.tasks.cli:tasks_app",
     "run": "orchestrator.cli:run",
     "report": "orchestrator.report:report",
@@ -79,22 +83,64 @@ LibraryOpt = Annotated[
 
 
 def load_library_with_progress(path: Path, settings: Settings) -> dict[str, ServiceRuntime]:
-    """``load_library`` with a progress bar and the configured world-model endpoint."""
+    """Every service that loads, with a progress bar and the configured world-model endpoint;
+    a folder that does not load is skipped with a message naming it and why."""
     folders = library_folders(path)
     with Progress(transient=True) as progress:
         task = progress.add_task("loading services", total=len(folders))
-        return load_library(path, settings, llm_from_settings(settings), lambda _: progress.advance(task))
+        runtimes, skipped = load_library_skipping(
+            path, settings, llm_from_settings(settings), lambda _: progress.advance(task)
+        )
+    _report_skipped(skipped)
+    return runtimes
 
 
-def build_embedded_app(library: Path, settings: Settings, tasks: Path | None = None) -> tuple[Any, str]:
-    """The embedded deployment: every service of the library and the orchestrator in one ASGI app."""
-    runtimes = load_library_with_progress(library, settings)
-    app = create_library_app(runtimes, settings)
-    attach_orchestrator(app, runtimes, settings, tasks)
-    n_tools = sum(len(r.tools) for r in runtimes.values())
-    n_impl = sum(1 for r in runtimes.values() for b in r.tools.values() if b.backend == "implemented")
+def _report_skipped(skipped: list[SkippedFolder]) -> None:
+    console = Console(stderr=True)
+    for miss in skipped:
+        console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]")
+
+
+def build_embedded_app(
+    library: Path,
+    settings: Settings,
+    tasks: Path | None = None,
+    *,
+    preload: bool = False,
+    max_resident: int = 256,
+    memory_mb: float | None = None,
+) -> tuple[Any, str]:
+    """The embedded deployment: the library and the orchestrator in one ASGI app.
+
+    Services load on first use from the library's catalog (and idle ones are unloaded past
+    ``max_resident`` or ``memory_mb``); ``preload`` loads every one now, skipping those that fail.
+    """
+    catalog = read_catalog(library)
+    _report_skipped(catalog.skipped)
+    pool = ServicePool(
+        library,
+        settings,
+        llm_from_settings(settings),
+        catalog=catalog,
+        max_resident=max(max_resident, len(catalog.services)) if preload else max_resident,
+        memory_mb=memory_mb,
+    )
+    if preload:
+        with Progress(transient=True) as progress:
+            task = progress.add_task("loading services", total=len(pool))
+            for name in pool:
+                with contextlib.suppress(ServiceUnavailable):  # the pool names it and keeps the reason
+                    pool.load(name)
+                progress.advance(task)
+        _report_skipped([SkippedFolder(folder=str(library / n), reason=r) for n, r in pool.broken.items()])
+    app = create_pooled_app(pool, settings)
+    attach_orchestrator(app, pool, settings, tasks)
+    n_tools = sum(e.tools for e in catalog.services)
+    n_impl = sum(e.implemented for e in catalog.services)
     share = n_impl / n_tools if n_tools else 0.0
-    return app, f"{len(runtimes)} services, {n_tools} tools ({share:.0%} implemented) from {library}"
+    how = f"{len(pool.resident())} loaded" if preload else "each loads on first use"
+    summary = f"{len(pool)} services ({how}), {n_tools} tools ({share:.0%} implemented) from {library}"
+    return app, summary
 
 
 def trainer_exports(out: Path, oracle_traj: Path, tasks_file: Path) -> list[tuple[str, str, str]]:
@@ -135,10 +181,26 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         ] = None,
         host: str = "127.0.0.1",
         port: int = 8000,
+        preload: Annotated[
+            bool, typer.Option(help="Load every service now (default: each on its first use).")
+        ] = False,
+        max_resident: Annotated[
+            int, typer.Option(min=1, help="Unload idle services beyond this many loaded ones.")
+        ] = 256,
+        memory_mb: Annotated[
+            float | None, typer.Option(help="Unload idle services while the process is over this RSS (MiB).")
+        ] = None,
     ) -> None:
         """Every service of a library and the orchestrator, in one process (the embedded deployment)."""
         settings = Settings()
-        asgi, summary = build_embedded_app(library or settings.library, settings, tasks)
+        root = library or settings.library
+        try:
+            asgi, summary = build_embedded_app(
+                root, settings, tasks, preload=preload, max_resident=max_resident, memory_mb=memory_mb
+            )
+        except CompoWorldError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2) from exc
         console.print(summary)
         console.print(f"listening on http://{host}:{port}  (GET /services, POST /episodes)")
         run_asgi(asgi, host, port)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from compoworld.errors import CompoWorldError, ServiceUnavailable
-from compoworld.runtime.service import load_library
+from compoworld.runtime.pool import ServicePool
 from compoworld.settings import Settings
 from orchestrator.api import (
     FinishResponse,
@@ -48,9 +48,10 @@ class EpisodeBackend(Protocol):
 def embedded_backend(
     library: Path, settings: Settings, config: OrchestratorConfig | None = None
 ) -> Orchestrator:
-    """Every service of ``library`` in this process, driven without HTTP (the default, and the fastest)."""
-    runtimes = load_library(library, settings)
-    return Orchestrator.embedded(runtimes, settings, None, **({"config": config} if config else {}))
+    """The services of ``library`` in this process, each loaded when an episode first needs it (a folder
+    that does not load fails only the episodes that use it), driven without HTTP (the default, and the fastest)."""
+    pool = ServicePool(library, settings)
+    return Orchestrator.embedded(pool, settings, None, **({"config": config} if config else {}))
 
 
 def remote_services_backend(

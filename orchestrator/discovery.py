@@ -18,7 +18,7 @@ import logging
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ import httpx
 
 from compoworld.contracts import ToolResult
 from compoworld.errors import CompoWorldError, EpisodeError, ServiceUnavailable
+from compoworld.runtime.pool import ServicePool
 from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
@@ -368,7 +369,13 @@ class ServiceDirectory:
         self.version = version
 
     @classmethod
-    def embedded(cls, runtimes: dict[str, ServiceRuntime], settings: Settings) -> ServiceDirectory:
+    def embedded(cls, runtimes: Mapping[str, ServiceRuntime], settings: Settings) -> ServiceDirectory:
+        if isinstance(runtimes, ServicePool):  # loaded on first use: nothing is loaded to list them
+            from orchestrator.pooled import pooled_clients
+
+            return cls(
+                pooled_clients(runtimes, settings.service_timeout_s), version=runtimes.catalog.fingerprint()
+            )
         clients: dict[str, ServiceClient] = {
             n: LocalService(r, settings.service_timeout_s) for n, r in runtimes.items()
         }

@@ -16,7 +16,7 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +105,7 @@ class Orchestrator:
     @classmethod
     def embedded(
         cls,
-        runtimes: dict[str, ServiceRuntime],
+        runtimes: Mapping[str, ServiceRuntime],
         settings: Settings,
         tasks: Path | TaskRegistry | None = None,
         **kwargs: Any,

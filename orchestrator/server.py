@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +225,7 @@ async def _reap_forever(orch: Orchestrator) -> None:
 
 def attach_orchestrator(
     app: FastAPI,
-    runtimes: dict[str, ServiceRuntime],
+    runtimes: Mapping[str, ServiceRuntime],
     settings: Settings,
     tasks_path: Path | None = None,
     config: OrchestratorConfig | None = None,

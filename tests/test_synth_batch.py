@@ -233,3 +233,26 @@ def test_a_parallel_build_gives_the_same_library_as_a_sequential_one(tmp_path: P
     _, stats = build_corpus(corpus, tmp_path / "two", BatchOptions(workers=2, recycle=1, progress=False))
     assert stats.built == 3 and stats.worker_cpu_s > 0
     assert _tree(tmp_path / "two") == _tree(tmp_path / "one")
+
+
+def _double(x: int) -> dict[str, int]:
+    return {"x": 2 * x}
+
+
+@pytest.mark.timeout(120)
+def test_recycled_build_workers_never_hang_and_answer_every_unit() -> None:
+    """A fresh pool every ``recycle`` units per worker (CPython 3.11's max_tasks_per_child can hang)."""
+    from compoworld.synth.batch import _Workers
+
+    workers = _Workers(BatchOptions(workers=2, recycle=1, progress=False))
+    answers: list[int] = []
+    pools = set()
+    try:
+        for i in range(6):
+            if workers.spent():
+                workers.renew()
+            pools.add(id(workers.pool))
+            answers.append(workers.submit(_double, i).result(timeout=60)["x"])
+    finally:
+        workers.shutdown()
+    assert answers == [0, 2, 4, 6, 8, 10] and len(pools) == 3

@@ -76,7 +76,17 @@ def load_services(names: list[str], library: Path | None = None) -> tuple[dict[s
     # its DDL compiled in a child process
     ddl = compile_ddl([f for f in folders if not (f / SCHEMA_FILE).is_file()])
     llm = llm_from_settings(settings)
-    runtimes = {f.name: ServiceRuntime.from_folder(f, settings, llm, ddl=ddl.get(str(f))) for f in folders}
+    runtimes: dict[str, Any] = {}
+    failed: list[str] = []
+    for f in folders:
+        try:
+            runtimes[f.name] = ServiceRuntime.from_folder(f, settings, llm, ddl=ddl.get(str(f)))
+        except Exception as exc:  # a pack goes on without a folder that does not load, and says so
+            failed.append(f"{f}: {type(exc).__name__}: {exc}"[:500])
+    if not runtimes:
+        raise EntrypointError("no service loads: " + "; ".join(failed))
+    for reason in failed:
+        print(f"skipped {reason}", file=sys.stderr, flush=True)
     return runtimes, settings
 
 
@@ -99,7 +109,7 @@ def serve_services(names: list[str], library: Path | None, host: str, port: int)
         asgi = create_service_app(runtimes[names[0]], settings)
     else:
         asgi = create_library_app(runtimes, settings)
-    print(f"serving {', '.join(names)} on http://{host}:{port}", flush=True)
+    print(f"serving {', '.join(runtimes)} on http://{host}:{port}", flush=True)
     run_asgi(asgi, host, port)
 
 

@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compoworld.catalog import INDEX_FILE, index_rows
 from compoworld.errors import LibraryError
 from compoworld.specs import SpecError
 from compoworld.synth.build import (
@@ -47,7 +49,6 @@ from compoworld.synth.split import DEFAULT_MAX_TOOLS
 __all__ = ["INDEX_FILE", "REPORT_FILE", "BatchOptions", "RunStats", "build_corpus", "list_documents"]
 
 REPORT_FILE = "build-report.json"
-INDEX_FILE = "index.json"
 _SUFFIXES = (".json", ".yaml", ".yml")
 _SURVEY_FILE = "survey.json"
 _JOURNAL = "journal.jsonl"
@@ -125,7 +126,7 @@ def _survey(
     docs: list[tuple[Path, str]],
     state: Path,
     options: BatchOptions,
-    pool: ProcessPoolExecutor | None,
+    pool: _Workers | None,
     bar: Any,
     stats: RunStats,
 ) -> list[DocumentFacts]:
@@ -151,7 +152,7 @@ def _survey(
             todo.append((path, rel, key))
     args = [(str(p), rel, str(stage), options.max_tools) for p, rel, _ in todo]
     if pool is not None and args:
-        results: Iterator[dict[str, Any]] = pool.map(_survey_one, *zip(*args, strict=True), chunksize=4)
+        results: Iterator[dict[str, Any]] = pool.pool.map(_survey_one, *zip(*args, strict=True), chunksize=4)
     else:
         results = (_survey_one(*a) for a in args)
     for (_, rel, key), data in zip(todo, results, strict=True):
@@ -306,22 +307,53 @@ class _Committer:
         self.journal.close()
 
 
-def _pool(options: BatchOptions) -> ProcessPoolExecutor | None:
+class _Workers:
+    """A process pool replaced by a fresh one every ``recycle`` units per worker, so memory stays bounded.
+
+    Not ``max_tasks_per_child``: on CPython 3.11 a ProcessPoolExecutor that replaces a retired
+    worker can hang for ever (the pool waits on a worker that never starts). A pool broken by a
+    killed worker is replaced too.
+    """
+
+    def __init__(self, options: BatchOptions) -> None:
+        self.workers = options.workers or os.cpu_count() or 1
+        self.limit = max(1, options.recycle) * self.workers
+        self.context = multiprocessing.get_context("forkserver")
+        self.context.set_forkserver_preload(
+            ["compoworld.synth.build", "compoworld.synth.verify", "compoworld.synth.select"]
+        )
+        self.pool = self._fresh()
+        self.submitted = 0
+
+    def _fresh(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=self.context)
+
+    def spent(self) -> bool:
+        return self.submitted >= self.limit or bool(getattr(self.pool, "_broken", False))
+
+    def renew(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool = self._fresh()
+        self.submitted = 0
+
+    def submit(self, fn: Callable[..., dict[str, Any]], *args: Any) -> Future[dict[str, Any]]:
+        self.submitted += 1
+        return self.pool.submit(fn, *args)
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool(options: BatchOptions) -> _Workers | None:
     workers = options.workers or os.cpu_count() or 1
-    if workers <= 1:
-        return None
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(
-        ["compoworld.synth.build", "compoworld.synth.verify", "compoworld.synth.select"]
-    )
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, max_tasks_per_child=options.recycle)
+    return _Workers(options) if workers > 1 else None
 
 
 def _run_units(
     todo: list[BuildUnit],
     out: Path,
     options: BatchOptions,
-    pool: ProcessPoolExecutor | None,
+    pool: _Workers | None,
     committer: _Committer,
     bar: Any,
 ) -> None:
@@ -338,13 +370,15 @@ def _run_units(
         return
     workers = options.workers or os.cpu_count() or 1
     pending: dict[Future[dict[str, Any]], BuildUnit] = {}
-    queue = iter(order)
+    queue = deque(order)
 
     def top_up() -> None:
-        while len(pending) < 2 * workers:
-            unit = next(queue, None)
-            if unit is None:
-                return
+        while len(pending) < 2 * workers and queue:
+            if pool.spent():  # recycle: let this pool's units finish, then start a fresh one
+                if pending:
+                    return
+                pool.renew()
+            unit = queue.popleft()
             pending[pool.submit(_build_unit, unit, str(out), options.verify, generator)] = unit
 
     top_up()
@@ -438,21 +472,21 @@ def _report(out: Path, plan: Plan, committer: _Committer) -> BuildReport:
     return report.finish()
 
 
-def _index(report: BuildReport) -> dict[str, Any]:
-    services = [
-        {
-            "name": s.name,
-            "title": s.title,
-            "description": s.description,
-            "domain": s.domain,
-            "source": s.spec_path,
-            "part": s.part,
-            "tools": s.tools,
-            "implemented": s.implemented,
-            "verified": s.verified,
-        }
-        for s in report.services
-    ]
+def _index(out: Path, report: BuildReport) -> dict[str, Any]:
+    """The library's catalog rows (``compoworld.catalog``): what ``up`` lists without loading a service."""
+    try:
+        previous = {r["name"]: r for r in json.loads((out / INDEX_FILE).read_text())["services"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        previous = {}
+
+    def identity(name: str) -> str | None:
+        record = read_record(out / name)
+        return f"{record.input_sha256}:{record.generator}" if record is not None else None
+
+    parts = {s.name: s.part for s in report.services}
+    sources = {s.name: s.spec_path for s in report.services}
+    rows = index_rows(out, parts, previous, identity, sources)
+    services = [r | {"part": parts.get(r["name"])} for r in rows]
     return {"services": services, "tools": report.tools, "implemented": report.implemented}
 
 
@@ -508,11 +542,11 @@ def build_corpus(
             _prune(out, {u.name for u in plan.units}, stats)
             report = _report(out, plan, committer)
             _write_json(out / REPORT_FILE, report.model_dump(mode="json"))
-            _write_json(out / INDEX_FILE, _index(report))
+            _write_json(out / INDEX_FILE, _index(out, report))
         finally:
             committer.close()
             if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+                pool.shutdown()
     stats.wall_s = round(time.perf_counter() - start, 2)
     stats.worker_cpu_s = round(stats.worker_cpu_s, 2)
     stats.cpu_s = round(_process_cpu() - cpu_start + stats.worker_cpu_s, 2)

@@ -9,9 +9,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from compoworld.catalog import load_manifests_skipping
 from compoworld.errors import LibraryError
 from compoworld.settings import Settings
-from orchestrator.graph.build import build_graph, load_manifests
+from orchestrator.graph.build import build_graph
 from orchestrator.graph.model import GraphSummary
 
 __all__ = ["graph", "summary_table"]
@@ -38,10 +39,12 @@ def graph(
     console = Console()
     root = library or Settings().library
     try:
-        manifests = load_manifests(root)
+        manifests, skipped = load_manifests_skipping(root)
     except LibraryError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
+    for miss in skipped:  # a folder that does not load costs its own service, never the graph
+        console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]")
     if not manifests:
         console.print(f"[red]no services under {root} (expected <library>/<service>/manifest.json)[/red]")
         raise typer.Exit(2)

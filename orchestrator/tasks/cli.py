@@ -11,7 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from compoworld.errors import CompoWorldError
-from compoworld.runtime.service import ServiceRuntime, load_library
+from compoworld.runtime.pool import load_library_skipping
+from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 from orchestrator.tasks.check import CheckReport, check_tasks
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks
@@ -37,10 +38,12 @@ def _console() -> Console:
 def _library(console: Console, library: Path | None, settings: Settings) -> dict[str, ServiceRuntime]:
     root = library or settings.library
     try:
-        runtimes = load_library(root, Settings(library=root, llm_base_url=None))
+        runtimes, skipped = load_library_skipping(root, Settings(library=root, llm_base_url=None))
     except CompoWorldError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
+    for miss in skipped:  # one folder that does not load costs its own service, never the run
+        console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]")
     if not runtimes:
         console.print(f"[red]no services under {root} (expected <library>/<service>/manifest.json)[/red]")
         raise typer.Exit(2)
