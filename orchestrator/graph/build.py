@@ -1,4 +1,4 @@
-"""Build the dependency graph of a library: an edge wherever one tool's output can fill another's argument."""
+"""Build the dependency graph of a library: its tools, typed ports, and the role index that links them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from compoworld.manifest import ServiceManifest, load_manifests
 from compoworld.runtime.state import canonical_hash
-from orchestrator.graph.model import GraphEdge, InputPort, ToolGraph, ToolNode
-from orchestrator.graph.ports import ACCEPTS, input_ports, output_ports
+from orchestrator.graph.model import FanOut, ToolGraph, ToolNode
+from orchestrator.graph.ports import input_ports, output_ports
 
 __all__ = ["build_graph", "library_version", "load_manifests", "tool_nodes"]
 
@@ -36,30 +36,7 @@ def tool_nodes(manifest: ServiceManifest) -> list[ToolNode]:
     ]
 
 
-def build_graph(manifests: Sequence[ServiceManifest]) -> ToolGraph:
-    """Nodes for every tool and an edge for every (output field, argument) pair of compatible type."""
+def build_graph(manifests: Sequence[ServiceManifest], fanout: FanOut | None = None) -> ToolGraph:
+    """Nodes for every tool, linked where an output's role is an argument's (bounded fan-out per output)."""
     nodes = sorted((n for m in manifests for n in tool_nodes(m)), key=lambda n: n.id)
-    consumers: dict[str, list[tuple[ToolNode, InputPort]]] = {}
-    for node in nodes:
-        for port in node.inputs:
-            for sem in sorted({port.semantic} | ACCEPTS.get(port.semantic, frozenset())):
-                consumers.setdefault(sem, []).append((node, port))
-    edges: list[GraphEdge] = []
-    for source in nodes:
-        for out in source.outputs:
-            for target, port in consumers.get(out.semantic, []):
-                if target.id == source.id:
-                    continue
-                edges.append(
-                    GraphEdge.model_construct(  # tens of thousands of edges: skip re-validating known-good fields
-                        source=source.id,
-                        target=target.id,
-                        field=out.path,
-                        arg=port.name,
-                        semantic=out.semantic,
-                        link="id" if out.semantic.startswith("id:") else "value",
-                        cross_service=source.service != target.service,
-                    )
-                )
-    edges.sort(key=lambda e: (e.source, e.target, e.field, e.arg))
-    return ToolGraph(library_version=library_version(manifests), nodes=nodes, edges=edges)
+    return ToolGraph(library_version=library_version(manifests), nodes=nodes, fanout=fanout or FanOut())

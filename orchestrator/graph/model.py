@@ -1,17 +1,27 @@
 """Typed contract of the tool dependency graph (STYLE #6): nodes, edges, summary.
 
-Persisted as ``graph.json``. The walker reads it back through ``ToolGraph``, which keeps
-a per-node out-edge index and converts to networkx for component analysis.
+Persisted as ``graph.json`` (nodes and fan-out; edges are drawn from a role index, see
+``orchestrator.graph.index``). Converts to networkx for analysis.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 import networkx as nx
 from pydantic import BaseModel, Field, PrivateAttr
 
-__all__ = ["GraphEdge", "GraphSummary", "InputPort", "OutputPort", "PortRole", "ToolGraph", "ToolNode"]
+__all__ = [
+    "FanOut",
+    "GraphEdge",
+    "GraphSummary",
+    "InputPort",
+    "OutputPort",
+    "PortRole",
+    "ToolGraph",
+    "ToolNode",
+]
 
 PortRole = Literal["pk", "filter", "search", "field", "arg"]
 
@@ -85,27 +95,54 @@ class GraphSummary(BaseModel):
     )
 
 
+class FanOut(BaseModel):
+    """How many consumers one output may reach: same service, same vertical, other verticals."""
+
+    same_service: int = Field(default=12, ge=0, description="Tools of the producer's own service.")
+    same_vertical: int = Field(default=6, ge=0, description="Tools of other services of its domain.")
+    other_vertical: int = Field(default=2, ge=0, description="Tools of services of other domains.")
+
+    @property
+    def total(self) -> int:
+        return self.same_service + self.same_vertical + self.other_vertical
+
+
 class ToolGraph(BaseModel):
-    """The whole library's dependency graph."""
+    """The whole library's dependency graph: tools, and the role index their edges are drawn from.
+
+    Edges are not stored (``orchestrator.graph.index``): ``out_edges`` draws a tool's bounded
+    out-edges from the index, so memory grows linearly with tools. ``graph.json`` holds the
+    nodes and the fan-out; loading it rebuilds the same edges.
+    """
 
     library_version: str = Field(default="", description="Hash of the manifests the graph was built from.")
     nodes: list[ToolNode] = Field(description="Tools, sorted by id.")
-    edges: list[GraphEdge] = Field(description="Links, sorted by (source, target, field, arg).")
+    fanout: FanOut = Field(default_factory=FanOut, description="Bound on the edges out of each output.")
     _by_id: dict[str, ToolNode] = PrivateAttr(default_factory=dict)
-    _out: dict[str, list[GraphEdge]] = PrivateAttr(default_factory=dict)
+    _index: Any = PrivateAttr(default=None)
 
     def model_post_init(self, __context: object) -> None:
+        from orchestrator.graph.index import RoleIndex
+
         self._by_id = {n.id: n for n in self.nodes}
-        out: dict[str, list[GraphEdge]] = {n.id: [] for n in self.nodes}
-        for edge in self.edges:
-            out.setdefault(edge.source, []).append(edge)
-        self._out = out
+        self._index = RoleIndex(self.nodes, self.fanout)
 
     def node(self, node_id: str) -> ToolNode:
         return self._by_id[node_id]
 
     def out_edges(self, node_id: str) -> list[GraphEdge]:
-        return self._out.get(node_id, [])
+        """Edges out of one tool, sorted by (target, field, argument); drawn on demand."""
+        node = self._by_id.get(node_id)
+        return self._index.out_edges(node) if node is not None else []
+
+    def iter_edges(self) -> Iterator[GraphEdge]:
+        """Every edge, by source id, without keeping them."""
+        return iter(self._index.iter_edges())
+
+    @property
+    def edges(self) -> list[GraphEdge]:
+        """Every edge, sorted by (source, target, field, arg): materialised, so for small graphs."""
+        return list(self.iter_edges())
 
     @property
     def services(self) -> list[str]:
@@ -124,7 +161,7 @@ class ToolGraph(BaseModel):
                 backend=node.backend,
                 entity=node.entity,
             )
-        for e in self.edges:
+        for e in self.iter_edges():
             graph.add_edge(
                 e.source,
                 e.target,
@@ -138,33 +175,51 @@ class ToolGraph(BaseModel):
         return graph
 
     def summary(self) -> GraphSummary:
-        graph = nx.DiGraph()
-        graph.add_nodes_from(n.id for n in self.nodes)
-        graph.add_edges_from((e.source, e.target) for e in self.edges)
-        comps = (
-            sorted(nx.weakly_connected_components(graph), key=lambda c: (-len(c), sorted(c)[0]))
-            if self.nodes
-            else []
-        )
-        largest = comps[0] if comps else set()
-        cross = [e for e in self.edges if e.cross_service]
-        reached = {self._by_id[e.source].service for e in cross} | {
-            self._by_id[e.target].service for e in cross
-        }
+        """Headline numbers, from one pass over the edges (components by union-find over tools)."""
+        position = {n.id: i for i, n in enumerate(self.nodes)}
+        parent = list(range(len(self.nodes)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        linked = [False] * len(self.nodes)
+        pairs: set[tuple[int, int]] = set()
+        cross_pairs: set[tuple[int, int]] = set()
+        reached: set[str] = set()
         by_sem: dict[str, int] = {}
-        for e in cross:
-            by_sem[e.semantic] = by_sem.get(e.semantic, 0) + 1
+        edges = cross = 0
+        for e in self.iter_edges():
+            s, t = position[e.source], position[e.target]
+            edges += 1
+            pairs.add((s, t))
+            linked[s] = linked[t] = True
+            a, b = root(s), root(t)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+            if e.cross_service:
+                cross += 1
+                cross_pairs.add((s, t))
+                reached.update((self.nodes[s].service, self.nodes[t].service))
+                by_sem[e.semantic] = by_sem.get(e.semantic, 0) + 1
+        groups: dict[int, list[int]] = {}
+        for i in range(len(self.nodes)):
+            groups.setdefault(root(i), []).append(i)
+        comps = sorted(groups.values(), key=lambda c: (-len(c), self.nodes[min(c)].id))
+        largest = comps[0] if comps else []
         return GraphSummary(
             services=len(self.services),
             nodes=len(self.nodes),
-            edges=len(self.edges),
-            tool_pairs=graph.number_of_edges(),
-            cross_service_edges=len(cross),
-            cross_service_pairs=len({(e.source, e.target) for e in cross}),
+            edges=edges,
+            tool_pairs=len(pairs),
+            cross_service_edges=cross,
+            cross_service_pairs=len(cross_pairs),
             components=len(comps),
             largest_component=len(largest),
             services_reached=len(reached),
-            services_in_largest_component=len({self._by_id[n].service for n in largest}),
-            isolated_tools=sum(1 for n in graph.nodes if graph.degree(n) == 0),
+            services_in_largest_component=len({self.nodes[i].service for i in largest}),
+            isolated_tools=linked.count(False),
             by_semantic=dict(sorted(by_sem.items(), key=lambda kv: (-kv[1], kv[0]))),
         )
