@@ -8,6 +8,7 @@ from compoworld.manifest import ServiceManifest
 from orchestrator.graph import ToolGraph, build_graph
 from orchestrator.graph.index import link_role
 from orchestrator.graph.model import FanOut
+from orchestrator.graph.walks import WalkPolicy, service_walks, walk_stats
 from tests.tasks_library import LIBRARY
 
 VERTICALS = ("crm", "finance", "communication")
@@ -62,3 +63,12 @@ def test_a_graph_round_trips_through_json_with_the_same_edges() -> None:
     graph = build_graph(_copies(4), FanOut(same_service=2, same_vertical=1, other_vertical=1))
     again = ToolGraph.model_validate_json(graph.model_dump_json())
     assert again.fanout == graph.fanout and again.edges == graph.edges
+
+
+def test_walks_stay_in_a_vertical_and_spread_over_the_library() -> None:
+    graph = build_graph(_copies(12))
+    stats = walk_stats(graph, service_walks(graph, 400, seed=3))
+    plain = walk_stats(graph, service_walks(graph, 400, seed=3, policy=WalkPolicy(same_vertical=1, spread=0)))
+    assert stats.services_used == 36 and stats.mean_services >= 2
+    assert stats.same_vertical_pair_share >= 0.6 > plain.same_vertical_pair_share
+    assert stats.max_service_share <= 0.15 and stats.max_service_share <= plain.max_service_share

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from compoworld.manifest import ServiceManifest, load_manifests
-from compoworld.runtime.state import canonical_hash
 from orchestrator.graph.model import FanOut, ToolGraph, ToolNode
 from orchestrator.graph.ports import input_ports, output_ports
 
@@ -13,8 +13,16 @@ __all__ = ["build_graph", "library_version", "load_manifests", "tool_nodes"]
 
 
 def library_version(manifests: Sequence[ServiceManifest]) -> str:
-    """A short hash of the manifests: tasks and graphs say which library they were built on."""
-    return canonical_hash([m.model_dump(mode="json") for m in sorted(manifests, key=lambda m: m.name)])[:16]
+    """A short hash of the manifests: tasks and graphs say which library they were built on.
+
+    Each manifest's JSON (pydantic's serializer) feeds one sha256, in name order: a large library
+    is hashed in a fraction of the time a canonical re-encoding of every manifest took.
+    """
+    digest = hashlib.sha256()
+    for manifest in sorted(manifests, key=lambda m: m.name):
+        digest.update(manifest.model_dump_json().encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:16]
 
 
 def tool_nodes(manifest: ServiceManifest) -> list[ToolNode]:
