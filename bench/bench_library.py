@@ -45,18 +45,23 @@ def replicate(base: Path, n: int, out: Path) -> Path:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     folders = library_folders(base)
-    names: list[str] = []
+    texts = {f.name: (f / "manifest.json").read_text() for f in folders}
+    rows = {r["name"]: r for r in index_rows(base, texts, {}, lambda _: None)}
+    out_rows = []
     for i in range(n):
         src = folders[i % len(folders)]
         name = src.name if i < len(folders) else f"{src.name}_c{i // len(folders)}"
         dst = out / name
-        shutil.copytree(src, dst)
-        manifest = json.loads((dst / "manifest.json").read_text())
-        manifest["name"] = name
-        (dst / "manifest.json").write_text(json.dumps(manifest))
-        names.append(name)
-    rows = index_rows(out, names, {}, lambda _: None)
-    (out / INDEX_FILE).write_text(json.dumps({"services": rows}, sort_keys=True))
+        dst.mkdir()
+        for item in src.iterdir():  # every file but the manifest is the original's (read-only use)
+            if item.name != "manifest.json":
+                (dst / item.name).symlink_to(item.resolve())
+        key = f'\n  "name": {json.dumps(src.name)}'  # the top-level name (indent 2, keys sorted)
+        if key not in texts[src.name]:
+            raise SystemExit(f"{src}: manifest.json is not in the build's layout; cannot rename a copy")
+        (dst / "manifest.json").write_text(texts[src.name].replace(key, f'\n  "name": {json.dumps(name)}', 1))
+        out_rows.append(rows[src.name] | {"name": name})
+    (out / INDEX_FILE).write_text(json.dumps({"services": out_rows}, sort_keys=True))
     return out
 
 
