@@ -21,6 +21,8 @@ __all__ = [
     "ColumnDef",
     "ColumnType",
     "EntityDef",
+    "ListBinding",
+    "ListFilter",
     "Operation",
     "ResponseShape",
     "ServiceManifest",
@@ -133,6 +135,51 @@ class ActionDef(BaseModel):
     returns: Literal["row", "body"] = Field(
         default="row",
         description="row: the written row is the response; body: the spec's own response, filled from it.",
+    )
+
+
+FilterOp = Literal[
+    "in", "gt", "gte", "lt", "lte", "contains", "prefix", "suffix", "is_true", "is_false", "ops"
+]
+
+
+class ListFilter(BaseModel):
+    """A list parameter that filters rows by one column other than by equality."""
+
+    column: str = Field(description="The column the parameter filters on.")
+    op: FilterOp = Field(
+        description=(
+            "in: the column is one of the values (an array, or comma-separated text); gt/gte/lt/lte: a "
+            "range bound; contains/prefix/suffix: text; is_true/is_false: a flag (a false argument negates); ops: "
+            "an object of operators (``created[gte]=...&created[lt]=...``: eq, ne, gt, gte, lt, lte, in)."
+        )
+    )
+
+
+class ListBinding(BaseModel):
+    """What every declared parameter of a list/search tool does (equality filters, free text, page size and
+    offset live in ``ToolDef.arg_columns``/``search_arg``/``limit_arg``/``offset_arg``)."""
+
+    filters: dict[str, ListFilter] = Field(
+        default_factory=dict, description="Argument -> range, set, text or flag filter."
+    )
+    sort_arg: str | None = Field(
+        default=None, description="Argument naming the sort field (``-created_at``, ``name:desc``)."
+    )
+    order_arg: str | None = Field(default=None, description="Argument giving the sort direction.")
+    cursor_arg: str | None = Field(default=None, description="Argument carrying the next page's cursor.")
+    before_arg: str | None = Field(default=None, description="Argument carrying the previous page's cursor.")
+    cursor_by: Literal["key", "offset"] = Field(
+        default="key",
+        description="What a cursor holds: the key of the last row seen (rows after it follow) or an offset.",
+    )
+    defaults: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Declared defaults of the page size and sort arguments, applied when absent.",
+    )
+    refused: dict[str, str] = Field(
+        default_factory=dict,
+        description="Argument -> why it cannot be bound; a call giving it a value other than its default fails.",
     )
 
 
@@ -254,6 +301,9 @@ class ToolDef(BaseModel):
     search_arg: str | None = Field(default=None, description="Free-text query argument of a search tool.")
     limit_arg: str | None = Field(default=None, description="Page size argument of list/search tools.")
     offset_arg: str | None = Field(default=None, description="Offset/page argument of list/search tools.")
+    listing: ListBinding | None = Field(
+        default=None, description="What the other declared list parameters do (list/search tools)."
+    )
     arg_semantics: dict[str, str] = Field(default_factory=dict, description="Argument -> semantic type.")
     output_semantics: dict[str, str] = Field(
         default_factory=dict,

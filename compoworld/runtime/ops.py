@@ -14,9 +14,10 @@ from typing import Any
 
 from compoworld.keys import entity_key
 from compoworld.manifest import ToolDef
+from compoworld.runtime.listquery import ListQuery, QueryRefused
 from compoworld.runtime.shape import Page
 from compoworld.runtime.state import Episode, StateStore
-from compoworld.runtime.tables import EntityTable, quote
+from compoworld.runtime.tables import EntityTable
 
 __all__ = ["OPERATIONS", "Deleted", "Listed", "ToolFailure"]
 
@@ -188,51 +189,46 @@ def op_delete(
     return Deleted(row)
 
 
-def _page(tool: ToolDef, args: dict[str, Any]) -> tuple[int, int]:
-    limit = args.get(tool.limit_arg) if tool.limit_arg else None
-    offset = args.get(tool.offset_arg) if tool.offset_arg else None
-    try:
-        limit_n = max(1, min(int(limit), 500)) if limit is not None else 50
-        offset_n = max(0, int(offset)) if offset is not None else 0
-    except (TypeError, ValueError) as exc:
-        raise ToolFailure("invalid_arguments", "page size and offset must be integers") from exc
-    if tool.offset_arg and "page" in tool.offset_arg.lower() and offset is not None:
-        offset_n = max(0, offset_n - 1) * limit_n
-    return limit_n, offset_n
-
-
 def op_list(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> Any:
-    clauses: list[str] = []
-    params: list[Any] = []
-    for arg, column in sorted(tool.arg_columns.items()):
-        if arg in args and args[arg] is not None and column in table.column_set and arg != tool.search_arg:
-            clauses.append(f"{quote(column)} = ?")
-            params.append(table.encode_value(column, args[arg]))
-    query = args.get(tool.search_arg) if tool.search_arg else None
-    if query and table.text_columns:
-        like = " OR ".join(f"{quote(c)} LIKE ?" for c in table.text_columns)
-        clauses.append(f"({like})")
-        params.extend([f"%{query}%"] * len(table.text_columns))
-    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-    limit, offset = _page(tool, args)
-    total = episode.conn.execute(f"SELECT COUNT(*) FROM {table.q_table}{where}", params).fetchone()[0]
-    sql = f"{table.sql_select}{where} ORDER BY {quote(table.pk)} LIMIT ? OFFSET ?"
-    items = [table.decode(r) for r in episode.conn.execute(sql, [*params, limit, offset])]
-    return Listed(items, _neighbours(tool, args, total, limit, offset, len(items)))
+    query = ListQuery(tool, table)
+    try:
+        plan = query.plan(args)
+        items, total, offset = query.rows(episode.conn, plan)
+    except QueryRefused as exc:
+        raise ToolFailure("invalid_arguments", exc.message) from exc
+    return Listed(items, _neighbours(tool, table, args, total, plan.limit, offset, items))
 
 
-def _neighbours(tool: ToolDef, args: dict[str, Any], total: int, limit: int, offset: int, count: int) -> Page:
-    """The page found, and the arguments that fetch the next and previous pages (if it has a page argument)."""
+def _neighbours(
+    tool: ToolDef,
+    table: EntityTable,
+    args: dict[str, Any],
+    total: int,
+    limit: int,
+    offset: int,
+    items: list[dict[str, Any]],
+) -> Page:
+    """The page found, and the arguments that fetch the next and previous pages (cursor or page/offset)."""
     page = Page(total, limit, offset, args=args)
+    count = len(items)
+    more, earlier = offset + count < total, offset > 0
+    listing = tool.listing
+    if listing is not None and listing.cursor_arg:
+        by_key = listing.cursor_by == "key"
+        if more and count:
+            page.next_args = {listing.cursor_arg: items[-1][table.pk] if by_key else offset + count}
+        if earlier and count and listing.before_arg and by_key:
+            page.prev_args = {listing.before_arg: items[0][table.pk]}
+        return page
     arg = tool.offset_arg
     if arg is None:
         return page
     by_page = "page" in arg.lower()
-    if offset + count < total:
+    if more:
         page.next_args = {arg: offset // limit + 2 if by_page else offset + limit}
-    if offset > 0:
+    if earlier:
         page.prev_args = {arg: max(offset // limit, 1) if by_page else max(offset - limit, 0)}
     return page
 

@@ -15,6 +15,7 @@ from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ResponseS
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.synth.actions import ActionBinding, bind_action
 from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.listparams import ListBinder
 from compoworld.synth.naming import match_key
 from compoworld.synth.outputs import (
     delete_schema,
@@ -28,19 +29,8 @@ from compoworld.synth.responses import json_schema_of, response_shape, status_sh
 from compoworld.synth.tagging import json_type, tag_column
 from compoworld.synth.toolnames import READ_ACTION_VERBS, VERBS, parse_tool_name
 
-__all__ = ["LIMIT_ARGS", "OFFSET_ARGS", "SEARCH_ARGS", "classify_tool", "classify_tools", "fastapi_path"]
+__all__ = ["classify_tool", "classify_tools", "fastapi_path"]
 
-SEARCH_ARGS = frozenset(
-    {"q", "query", "search", "term", "keyword", "keywords", "text", "searchterm", "searchtext", "searchquery"}
-    | {"searchstring", "filter", "fulltext", "freetext", "querystring", "qs"}
-)
-LIMIT_ARGS = frozenset(
-    {"limit", "perpage", "pagesize", "maxresults", "max", "top", "size", "count", "pagelimit", "maxitems"}
-    | {"numresults", "resultsperpage", "maxrecords", "take", "first", "rows", "maxcount"}
-)
-OFFSET_ARGS = frozenset(
-    {"offset", "skip", "start", "startindex", "page", "pagenumber", "pageno", "pageindex", "from"}
-)
 _IGNORED_LOCATIONS = {"header", "query"}
 _PATH_PARAM = re.compile(r"\{([^{}]+)\}")
 _MAX_DESCRIPTION = 1000
@@ -71,14 +61,6 @@ def _column_for(entity: EntityDef, name: str, original: str | None = None) -> Co
         if found is not None:
             return found
     return None
-
-
-def _is_int(p: FieldSpec) -> bool:
-    return json_type(p.json_schema) in ("integer", "number")
-
-
-def _is_text(p: FieldSpec) -> bool:
-    return json_type(p.json_schema) in ("string", None) and "enum" not in p.json_schema
 
 
 def _nested_entity_arg(tool: ToolSpec, entity: EntityDef) -> FieldSpec | None:
@@ -142,25 +124,14 @@ class _Binder:
         return out
 
     def _bind_list(self) -> None:
-        arg_columns = self._parent_columns()
-        for p in self.tool.params:
-            key = match_key(p.name)
-            if p.name in arg_columns:
-                continue
-            if "search_arg" not in self.fields and key in SEARCH_ARGS and _is_text(p):
-                self.fields["search_arg"] = p.name
-                self.operation = "search"
-            elif "limit_arg" not in self.fields and key in LIMIT_ARGS and _is_int(p):
-                self.fields["limit_arg"] = p.name
-            elif "offset_arg" not in self.fields and key in OFFSET_ARGS and _is_int(p):
-                self.fields["offset_arg"] = p.name
-            else:
-                column = _column_for(self.entity, p.name, p.original_name)
-                if column is not None and column.type != "json":
-                    arg_columns[p.name] = column.name
-                elif p.required and p.location not in ("header",):
-                    self.problem = f"required argument '{p.name}' filters on no column of {self.entity.name}"
-        self.fields["arg_columns"] = arg_columns
+        binder = ListBinder(self.entity, self._parent_columns())
+        binder.bind(list(self.tool.params))
+        self.fields.update(binder.fields)
+        if "search_arg" in binder.fields:
+            self.operation = "search"
+        self.fields["arg_columns"] = binder.arg_columns
+        self.fields["listing"] = binder.listing
+        self.problem = binder.problem
 
     def _bind_write(self) -> None:
         # an update never moves a row to another parent: parent path arguments only scope it
@@ -397,6 +368,7 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
         search_arg=binding.get("search_arg") if implemented else None,
         limit_arg=binding.get("limit_arg") if implemented else None,
         offset_arg=binding.get("offset_arg") if implemented else None,
+        listing=binding.get("listing") if implemented else None,
         arg_semantics=_arg_semantics(tool, binding, entity, target),
         output_semantics=output_semantics,
         response=response,

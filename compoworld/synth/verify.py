@@ -28,6 +28,7 @@ from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
 from compoworld.synth.twin import Twin, TwinFailure
+from compoworld.synth.verify_lists import ListTally, check_listing
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
 
 __all__ = ["ToolCheck", "VerifyReport", "probe_server_errors", "verify_runtime", "verify_service"]
@@ -49,6 +50,10 @@ class ToolCheck(BaseModel):
     )
     conforming: int = Field(
         default=0, description="Of those, calls whose status and body were exactly what the spec declares."
+    )
+    list_params: ListTally | None = Field(
+        default=None,
+        description="Of a list/search tool: its declared parameters verified, refused, untested.",
     )
 
 
@@ -81,6 +86,7 @@ class _Checker:
         self.rt = runtime
         self.twin = twin
         self.counter = 0
+        self.tallies: dict[str, ListTally] = {}
 
     def episode(self) -> str:
         self.counter += 1
@@ -201,6 +207,7 @@ class _Checker:
             failure=failure,
             calls=len(records),
             conforming=sum(1 for r in records if not r.problems),
+            list_params=self.tallies.get(tool.name),
         )
 
     async def _check_implemented(self, tool: ToolDef, checks: list[str]) -> None:
@@ -212,8 +219,11 @@ class _Checker:
             if op == "read" and row is None:
                 checks.append("no seed rows to read")
                 return
-            await self.expect_ok(None, tool, self.args_for(tool, row, full=False))
+            base = self.args_for(tool, row, full=False)
+            await self.expect_ok(None, tool, base)
             checks.append("read on seed")
+            if op != "read":
+                self.tallies[tool.name] = await check_listing(self, tool, base, checks)
             return
         episode = self.episode()
         reader = self.reader_of(tool.entity)

@@ -1,0 +1,353 @@
+"""Conformance checks of a list/search tool's declared parameters: each one bound does what its
+binding says, each one refused is refused by name, and none is left over.
+
+Every check compares the page the tool answers (read back through its response shape, over both
+routes) with the rows of the typed state that should match, computed here from the seed:
+
+- an equality filter returns exactly the rows holding the value; a set filter (``ids=a,b``) the
+  rows holding one of them; a range bound (``created_after``, ``min_price``) the rows on its side;
+  a text filter the rows whose text holds it; a flag (``ptz_true``) the rows where it is set;
+- a sort field orders the page by it, both ways; a page size caps it; the next page (offset, page
+  number or cursor) starts where the first ended;
+- a refused parameter given a value other than its default fails with a message naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from compoworld.manifest import EntityDef, ListBinding, ListFilter, ToolDef
+from compoworld.runtime.listquery import sort_terms
+from compoworld.runtime.validate import ArgsValidator, ArgumentError
+from compoworld.runtime.world import generate_value
+from compoworld.seeding import seeded_rng
+from compoworld.synth.verify_world import Checker, CheckFailure
+
+__all__ = ["ListTally", "check_listing", "unaccounted"]
+
+_PAGE = 500
+
+
+class ListTally(BaseModel):
+    """What the list checks of one tool found, per declared parameter."""
+
+    declared: int = Field(default=0, description="Declared list parameters (scope arguments aside).")
+    verified: int = Field(default=0, description="Bound parameters whose effect a call showed.")
+    refused: int = Field(default=0, description="Unbindable parameters a call showed refused by name.")
+    untested: int = Field(default=0, description="Parameters the seed gave no value to show the effect with.")
+
+
+def unaccounted(tool: ToolDef) -> list[str]:
+    """Declared parameters of a list tool that are neither bound nor refused (silently ignored)."""
+    listing = tool.listing or ListBinding()
+    known = {tool.pk_arg, tool.search_arg, tool.limit_arg, tool.offset_arg, listing.sort_arg}
+    known |= {listing.order_arg, listing.cursor_arg, listing.before_arg}
+    known |= set(tool.arg_columns) | set(listing.filters) | set(listing.refused)
+    props = tool.input_schema.get("properties") or {}
+    return sorted(a for a in props if a not in known and tool.arg_locations.get(a) != "path")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _as_arg(schema: dict[str, Any], value: Any) -> Any:
+    """A stored value as the argument's declared type (an integer key the spec passes as text)."""
+    kind = schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind}
+    if "string" in kinds and not isinstance(value, str):
+        return _text(value)
+    if kinds & {"integer", "number"} and isinstance(value, str):
+        try:
+            return int(value) if "integer" in kinds else float(value)
+        except ValueError:
+            return value
+    return value
+
+
+class _ListCheck:
+    def __init__(self, ck: Checker, tool: ToolDef, entity: EntityDef, base: dict[str, Any]) -> None:
+        self.ck = ck
+        self.tool = tool
+        self.entity = entity
+        self.base = dict(base)
+        self.props: dict[str, Any] = tool.input_schema.get("properties") or {}
+        self.valid = ArgsValidator(tool.input_schema)
+        listing = tool.listing or ListBinding()
+        self.tally = ListTally()
+        self._text_columns = [c for c in entity.columns if c.type == "string"]
+        self.rows = [r for r in ck.rt.select(None, entity.table) if self._in_scope(r)]
+        if tool.limit_arg:  # one page holds every row in scope, where the spec lets it
+            maximum = (self.props.get(tool.limit_arg) or {}).get("maximum")
+            size = min(_PAGE, int(maximum)) if isinstance(maximum, (int, float)) and maximum >= 1 else _PAGE
+            self.base[tool.limit_arg] = _as_arg(self.props.get(tool.limit_arg) or {}, size)
+        if tool.offset_arg and tool.offset_arg in self.base:  # a required offset or page: the first
+            first = 1 if "page" in tool.offset_arg.lower() else 0
+            self.base[tool.offset_arg] = _as_arg(self.props.get(tool.offset_arg) or {}, first)
+        for arg in (listing.cursor_arg, listing.before_arg):
+            self.base.pop(arg or "", None)
+
+    def _in_scope(self, row: dict[str, Any]) -> bool:
+        query = self.base.get(self.tool.search_arg) if self.tool.search_arg else None
+        if query and not any(_matches("contains", row.get(c.name), str(query)) for c in self._text_columns):
+            return False
+        return all(
+            _text(row.get(c)) == _text(self.base[a])
+            for a, c in self.tool.arg_columns.items()
+            if a in self.base
+        )
+
+    def _ok(self, args: dict[str, Any]) -> bool:
+        try:
+            self.valid(args)
+        except ArgumentError:
+            return False
+        return True
+
+    async def page(self, extra: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+        """The rows one call answers, keyed by column, and whether they carry the key."""
+        body = await self.ck.expect_ok(None, self.tool, {**self.base, **extra})
+        found = self.tool.rows_in(body)
+        if found is None:
+            raise CheckFailure(f"{self.tool.name}: the list body holds no rows where its shape says")
+        rows = [r for _, r in found]
+        return rows, all(self.entity.pk in r for r in rows)
+
+    def window(self) -> int:
+        """How many rows one page can answer (the size the checks ask for, or the service's default)."""
+        if self.tool.limit_arg:
+            return int(self.base[self.tool.limit_arg])
+        return 50
+
+    async def expect_rows(self, arg: str, value: Any, wanted: list[dict[str, Any]]) -> bool:
+        """The call with ``arg=value`` answers exactly ``wanted`` (by key where the body carries it)."""
+        got, keyed = await self.page({arg: value})
+        pk = self.entity.pk
+        if len(wanted) > self.window():
+            if len(got) != self.window():
+                raise CheckFailure(f"{arg}={value!r} answered {len(got)} rows, expected a full page")
+            if keyed and not {_text(r[pk]) for r in got} <= {_text(r[pk]) for r in wanted}:
+                raise CheckFailure(f"{arg}={value!r} answered rows that do not match")
+            return True
+        if keyed:
+            have, want = sorted(_text(r[pk]) for r in got), sorted(_text(r[pk]) for r in wanted)
+            if have != want:
+                raise CheckFailure(f"{arg}={value!r} answered {have[:5]}, the matching rows are {want[:5]}")
+        elif len(got) != len(wanted):
+            raise CheckFailure(f"{arg}={value!r} answered {len(got)} rows, {len(wanted)} match")
+        return True
+
+    # -- per parameter -------------------------------------------------------------------
+
+    def values(self, column: str) -> list[Any]:
+        out = [
+            r[column]
+            for r in self.rows
+            if r.get(column) is not None and not isinstance(r[column], (dict, list))
+        ]
+        return sorted(set(out), key=_text)
+
+    async def equality(self, arg: str, column: str) -> bool:
+        for value in self.values(column)[:5]:
+            candidate = _as_arg(self.props.get(arg) or {}, value)
+            if self._ok({**self.base, arg: candidate}):
+                wanted = [r for r in self.rows if _text(r.get(column)) == _text(value)]
+                return await self.expect_rows(arg, candidate, wanted)
+        return False
+
+    async def filtered(self, arg: str, flt: ListFilter) -> bool:
+        values = self.values(flt.column)
+        if not values:
+            return False
+        schema = self.props.get(arg) or {}
+        if flt.op == "in":
+            chosen = values[:2]
+            candidate: Any = (
+                [_as_arg(schema.get("items") or {}, v) for v in chosen]
+                if schema.get("type") == "array"
+                else ",".join(_text(v) for v in chosen)
+            )
+            texts = {_text(v) for v in chosen}
+            wanted = [r for r in self.rows if _text(r.get(flt.column)) in texts]
+        elif flt.op in ("gt", "gte", "lt", "lte"):
+            value = values[len(values) // 2]
+            candidate = _as_arg(schema, value)
+            wanted = [r for r in self.rows if _holds(flt.op, r.get(flt.column), value)]
+        elif flt.op == "ops":  # ``created[gte]=...``: the rows on the bound's side
+            value = values[len(values) // 2]
+            candidate = {"gte": value}
+            wanted = [r for r in self.rows if _holds("gte", r.get(flt.column), value)]
+        elif flt.op in ("contains", "prefix", "suffix"):
+            text = str(values[len(values) // 2])
+            piece = text[:4] if flt.op == "prefix" else text[-4:] if flt.op == "suffix" else text[1:5] or text
+            candidate = piece
+            wanted = [r for r in self.rows if _matches(flt.op, r.get(flt.column), piece)]
+        else:
+            candidate = _as_arg(schema, True)
+            target = flt.op == "is_true"
+            wanted = [r for r in self.rows if r.get(flt.column) is target]
+        if not self._ok({**self.base, arg: candidate}):
+            return False
+        return await self.expect_rows(arg, candidate, wanted)
+
+    async def searched(self, arg: str) -> bool:
+        """Free text answers the rows one of whose text fields holds it."""
+        texts = [
+            v for c in self._text_columns for v in self.values(c.name) if isinstance(v, str) and len(v) > 5
+        ]
+        if not texts:
+            return False
+        piece = texts[len(texts) // 2][1:5]
+        wanted = [
+            r
+            for r in self.rows
+            if any(_matches("contains", r.get(c.name), piece) for c in self._text_columns)
+        ]
+        if not self._ok({**self.base, arg: piece}):
+            return False
+        return await self.expect_rows(arg, piece, wanted)
+
+    async def sorted_by(self, arg: str) -> bool:
+        schema = self.props.get(arg) or {}
+        spellings: list[tuple[Any, bool, Any]] = []
+        for value in schema.get("enum") or []:
+            terms = sort_terms(self.entity, str(value)) or []
+            if len(terms) == 1 and terms[0][0] is not None:
+                spellings.append((value, bool(terms[0][1]), terms[0][0]))
+        if not schema.get("enum"):
+            column = next(
+                (
+                    c
+                    for c in self.entity.columns
+                    if c.type in ("string", "integer", "number") and len(self.values(c.name)) > 1
+                ),
+                None,
+            )
+            if column is not None:
+                name = column.source_name or column.name
+                spellings = [(name, False, column), (f"-{name}", True, column)]
+        if not spellings or len(self.rows) > self.window():
+            return False
+        for spelled, desc, column in spellings[:2]:
+            value = _as_arg(self.props.get(arg) or {}, spelled)
+            if not self._ok({**self.base, arg: value}):
+                return False
+            got, _ = await self.page({arg: value})
+            seen = [r.get(column.name) for r in got if r.get(column.name) is not None]
+            if seen and seen != sorted(seen, key=_order_key, reverse=desc):
+                raise CheckFailure(f"{arg}={value!r} did not order the rows by {column.name}")
+        return True
+
+    async def paged(self) -> bool:
+        """A page of one row, then the next one by offset, page number or cursor: the second row."""
+        tool, listing = self.tool, self.tool.listing or ListBinding()
+        if not tool.limit_arg or len(self.rows) < 2:
+            return False
+        one = {tool.limit_arg: _as_arg(self.props.get(tool.limit_arg) or {}, 1)}
+        first, keyed = await self.page(one)
+        if len(first) != 1:
+            raise CheckFailure(f"{tool.limit_arg}=1 answered {len(first)} rows")
+        step: dict[str, Any] | None = None
+        if tool.offset_arg:
+            by_page = "page" in tool.offset_arg.lower()
+            step = {tool.offset_arg: _as_arg(self.props.get(tool.offset_arg) or {}, 2 if by_page else 1)}
+        elif listing.cursor_arg and keyed:
+            token = first[0][self.entity.pk] if listing.cursor_by == "key" else 1
+            step = {listing.cursor_arg: _as_arg(self.props.get(listing.cursor_arg) or {}, token)}
+        if step is None or not self._ok({**self.base, **one, **step}):
+            return True
+        second, _ = await self.page({**one, **step})
+        if len(second) != 1 or (keyed and second[0].get(self.entity.pk) == first[0].get(self.entity.pk)):
+            raise CheckFailure(f"the next page ({step}) did not answer the next row")
+        return True
+
+    async def refused(self, arg: str) -> bool:
+        schema = self.props.get(arg) or {}
+        default = schema.get("default")
+        rng = seeded_rng("verify-list", self.tool.name, arg)
+        for _ in range(5):
+            value = generate_value(schema, rng, arg)
+            if value in (None, "", [], {}) or value == default:
+                continue
+            if self._ok({**self.base, arg: value}):
+                out = await self.ck.call(None, self.tool.name, {**self.base, arg: value})
+                if out.success or arg not in out.message:
+                    raise CheckFailure(f"refused parameter '{arg}' was not refused by name: {out}")
+                return True
+        return False
+
+
+def _order_key(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+
+
+def _holds(op: str, stored: Any, bound: Any) -> bool:
+    if stored is None:
+        return False
+    if isinstance(stored, str) and isinstance(bound, str) and len(bound) == 10 and len(stored) > 10:
+        stored = stored[:10]
+    try:
+        return bool(
+            {"gt": stored > bound, "gte": stored >= bound, "lt": stored < bound, "lte": stored <= bound}[op]
+        )
+    except TypeError:
+        return False
+
+
+def _matches(op: str, stored: Any, piece: str) -> bool:
+    if not isinstance(stored, str):
+        return False
+    text, piece = stored.lower(), piece.lower()
+    return (
+        text.startswith(piece)
+        if op == "prefix"
+        else text.endswith(piece)
+        if op == "suffix"
+        else piece in text
+    )
+
+
+async def check_listing(ck: Checker, tool: ToolDef, base: dict[str, Any], checks: list[str]) -> ListTally:
+    """Run the checks of every declared parameter of one implemented list/search tool."""
+    left = unaccounted(tool)
+    if left:
+        raise CheckFailure(f"list parameters neither bound nor refused: {', '.join(left)}")
+    entity = ck.rt.manifest.entity(tool.entity or "")
+    assert entity is not None
+    check = _ListCheck(ck, tool, entity, base)
+    listing = tool.listing or ListBinding()
+    tally = check.tally
+    scoped = set(base)
+    for arg, column in sorted(tool.arg_columns.items()):
+        if arg in scoped or arg == tool.pk_arg:
+            continue
+        tally.declared += 1
+        tally.verified += await check.equality(arg, column)
+    for arg, flt in sorted(listing.filters.items()):
+        tally.declared += 1
+        tally.verified += await check.filtered(arg, flt)
+    if listing.sort_arg:
+        tally.declared += 1
+        tally.verified += await check.sorted_by(listing.sort_arg)
+    paging = [a for a in (tool.limit_arg, tool.offset_arg, listing.cursor_arg) if a and a not in scoped]
+    if paging:
+        tally.declared += len(paging)
+        tally.verified += len(paging) if await check.paged() else 0
+    for arg in sorted(listing.refused):
+        tally.declared += 1
+        tally.refused += await check.refused(arg)
+    if tool.search_arg and tool.search_arg not in scoped:
+        tally.declared += 1
+        tally.verified += await check.searched(tool.search_arg)
+    counted = {listing.order_arg, listing.before_arg} - {None}
+    tally.declared += len(counted - scoped)
+    tally.untested = tally.declared - tally.verified - tally.refused
+    checks.append(
+        f"list parameters: {tally.verified} verified, {tally.refused} refused, {tally.untested} untested"
+    )
+    return tally
