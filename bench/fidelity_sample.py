@@ -7,7 +7,11 @@ of this repository) *without* the verification that would switch failing tools t
 model, so what is measured is what synthesis and the runtime do, then runs the conformance
 checker (``compoworld.synth.verify``) over every service and counts, over every successful
 implemented and action call it made (each over the uniform route and the spec's REST route):
-the share whose status and body are exactly what the spec declares. See docs/fidelity.md.
+the share whose status and body are exactly what the spec declares. It also counts every declared
+parameter of the implemented list/search tools: verified by a call (its effect compared with typed
+state), refused by name, untested (the seed held no value to show it with), and silently ignored
+(neither bound nor refused: the target is 0); and the REST calls refused in the spec's own wire
+format where the uniform route accepted the arguments (the target is 0). See docs/fidelity.md.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from compoworld.corpus import sample_corpus
 from compoworld.runtime import ServiceRuntime
 from compoworld.synth.build import build_library
 from compoworld.synth.verify import VerifyReport, verify_runtime
+from compoworld.synth.verify_lists import unaccounted
 
 
 def _reason(failure: str) -> str:
@@ -35,6 +40,25 @@ def _reason(failure: str) -> str:
     for marker in (" at ", "(", "'"):
         text = text.split(marker, 1)[0]
     return text.strip()[:70]
+
+
+def _list_figures(services: list, reports: list[VerifyReport]) -> None:
+    """Declared list parameters: verified, refused, untested, and silently ignored (neither)."""
+    tallies = [t.list_params for r in reports for t in r.tools if t.list_params is not None]
+    declared = sum(t.declared for t in tallies)
+    verified = sum(t.verified for t in tallies)
+    refused = sum(t.refused for t in tallies)
+    ignored: list[str] = []
+    for service in services:
+        runtime = ServiceRuntime.from_folder(Path(service.folder))
+        for tool in runtime.manifest.tools:
+            if tool.backend == "implemented" and tool.operation in ("list", "search"):
+                ignored += [f"{runtime.name}.{tool.name}.{a}" for a in unaccounted(tool)]
+    print(
+        f"list parameters of {len(tallies)} verified list/search tools: {declared} declared, "
+        f"{verified} verified by a call, {refused} refused by name, {declared - verified - refused} untested; "
+        f"silently ignored: {len(ignored)} {ignored[:5]}"
+    )
 
 
 def main() -> int:
@@ -68,6 +92,14 @@ def main() -> int:
         f"successful implemented/action calls: {calls}; conforming on both routes: {conforming} ({share:.1%})"
     )
     print(f"implemented tools failing a check: {len(failing)} of {len(stateful)}")
+    _list_figures(built.services, reports)
+    wire = [
+        t
+        for r in reports
+        for t in r.tools
+        if "REST refused what the uniform route accepted" in (t.failure or "")
+    ]
+    print(f"tools whose REST route refused a request in the spec's own wire format: {len(wire)}")
     for reason, count in Counter(_reason(t.failure or "") for _, t in failing).most_common(12):
         print(f"  {count:4d}  {reason}")
     for service, t in failing[: ns.show]:

@@ -80,7 +80,9 @@ def _spec() -> dict[str, Any]:
             "/orders/{id}": {
                 "get": {
                     "operationId": "getOrder",
-                    "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
                     "responses": {"200": {"description": "ok", **ok}},
                 }
             },

@@ -6,7 +6,7 @@ tool's manifest; this module turns a call's arguments into ``WHERE``/``ORDER BY`
 the arguments of the neighbouring pages, so the spec's own paging fields (``next``, ``cursor``,
 ``has_more``) can be filled in. A value the binding cannot honour (a sort field the entity does not
 have, a cursor nobody issued, a refused parameter) fails the call with ``invalid_arguments`` naming
-the parameter: a call never quietly answers something other than what it asked for.
+the parameter (``ArgumentError``): a call never quietly answers something other than what it asked for.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef, ListBinding, ListFilter, ToolDef
 from compoworld.runtime.tables import EntityTable, quote
+from compoworld.runtime.validate import ArgumentError
 
-__all__ = ["OPERATORS", "ListQuery", "QueryRefused", "sort_terms"]
+__all__ = ["OPERATORS", "ListQuery", "sort_terms"]
 
 _MAX_LIMIT = 500
 _DEFAULT_LIMIT = 50
@@ -37,15 +38,6 @@ OPERATORS: dict[str, str] = {
     **{"lt": "lt", "before": "lt", "lte": "lte", "le": "lte", "max": "lte", "to": "lte", "until": "lte"},
 }
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-class QueryRefused(Exception):
-    """An argument the binding cannot honour; ``arg`` names it."""
-
-    def __init__(self, arg: str, message: str) -> None:
-        super().__init__(message)
-        self.arg = arg
-        self.message = message
 
 
 def _key(text: str) -> str:
@@ -144,7 +136,7 @@ class ListQuery:
         plan = Plan()
         for arg, value in given.items():
             if arg in listing.refused and value != (self.props.get(arg) or {}).get("default", _NOTHING):
-                raise QueryRefused(
+                raise ArgumentError(
                     arg, f"argument '{arg}' cannot be honoured by this service: {listing.refused[arg]}"
                 )
         for arg, column in sorted(tool.arg_columns.items()):
@@ -169,10 +161,10 @@ class ListQuery:
             try:
                 return int(value) if kind == "integer" else float(value)
             except ValueError as exc:
-                raise QueryRefused(arg, f"argument '{arg}' must be a number, got {value!r}") from exc
+                raise ArgumentError(arg, f"argument '{arg}' must be a number, got {value!r}") from exc
         if kind == "boolean" and isinstance(value, str):
             if value.lower() not in _TRUE | _FALSE:
-                raise QueryRefused(arg, f"argument '{arg}' must be true or false, got {value!r}")
+                raise ArgumentError(arg, f"argument '{arg}' must be true or false, got {value!r}")
             return value.lower() in _TRUE
         return value
 
@@ -187,11 +179,11 @@ class ListQuery:
                 plan.params.extend(self.table.encode_value(flt.column, v) for v in values)
         elif flt.op == "ops":
             if not isinstance(value, dict):
-                raise QueryRefused(arg, f"argument '{arg}' must be an object of operators (eq, gt, lte...)")
+                raise ArgumentError(arg, f"argument '{arg}' must be an object of operators (eq, gt, lte...)")
             for key, inner in sorted(value.items()):
                 op = OPERATORS.get(_key(key))
                 if op is None:
-                    raise QueryRefused(
+                    raise ArgumentError(
                         arg, f"argument '{arg}[{key}]': no such operator (eq, ne, gt, gte, lt, lte, in)"
                     )
                 if op in ("eq", "ne"):
@@ -227,7 +219,7 @@ class ListQuery:
             try:
                 moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
             except (OverflowError, OSError, ValueError) as exc:
-                raise QueryRefused(arg, f"argument '{arg}' is no time: {value!r}") from exc
+                raise ArgumentError(arg, f"argument '{arg}' is no time: {value!r}") from exc
             return (
                 moment.date().isoformat() if column.format == "date" else moment.strftime("%Y-%m-%dT%H:%M:%S")
             )
@@ -241,7 +233,7 @@ class ListQuery:
                 desc = _direction(given[listing.order_arg])
             except ValueError as exc:
                 arg = listing.order_arg
-                raise QueryRefused(arg, f"argument '{arg}' must be asc or desc, got {given[arg]!r}") from exc
+                raise ArgumentError(arg, f"argument '{arg}' must be asc or desc, got {given[arg]!r}") from exc
         terms: list[tuple[ColumnDef | None, bool | None]] = []
         if listing.sort_arg and listing.sort_arg in given:
             raw = given[listing.sort_arg]
@@ -249,7 +241,7 @@ class ListQuery:
             found = sort_terms(self.table.entity, text)
             if found is None:
                 arg = listing.sort_arg
-                raise QueryRefused(arg, f"argument '{arg}': {text!r} names no sortable field")
+                raise ArgumentError(arg, f"argument '{arg}': {text!r} names no sortable field")
             terms = found
         for column, term_desc in terms:
             if column is None:
@@ -272,7 +264,7 @@ class ListQuery:
                 if limit is not None and not str(limit).lstrip("-").isdigit()
                 else tool.offset_arg
             )
-            raise QueryRefused(arg or "limit", f"argument '{arg}' must be an integer") from exc
+            raise ArgumentError(arg or "limit", f"argument '{arg}' must be an integer") from exc
         if tool.offset_arg and "page" in tool.offset_arg.lower() and offset is not None:
             plan.offset = max(0, plan.offset - 1) * plan.limit
         for arg, slot in ((listing.cursor_arg, "after"), (listing.before_arg, "before")):
@@ -282,7 +274,7 @@ class ListQuery:
                     try:
                         plan.offset = max(0, int(value))
                     except (TypeError, ValueError) as exc:
-                        raise QueryRefused(
+                        raise ArgumentError(
                             arg, f"argument '{arg}': {value!r} is no cursor of this list"
                         ) from exc
                 else:
@@ -309,7 +301,7 @@ class ListQuery:
             arg = self.listing.cursor_arg if plan.after is not None else self.listing.before_arg
             at = next((i for i, k in enumerate(keys) if str(k) == str(anchor)), None)
             if at is None:
-                raise QueryRefused(arg or "cursor", f"argument '{arg}': {anchor!r} is no row of this list")
+                raise ArgumentError(arg or "cursor", f"argument '{arg}': {anchor!r} is no row of this list")
             offset = at + 1 if plan.after is not None else max(0, at - plan.limit)
             limit = plan.limit if plan.after is not None else min(plan.limit, at)
         else:

@@ -14,10 +14,11 @@ from typing import Any
 
 from compoworld.keys import entity_key
 from compoworld.manifest import ToolDef
-from compoworld.runtime.listquery import ListQuery, QueryRefused
+from compoworld.runtime.listquery import ListQuery
 from compoworld.runtime.shape import Page
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable
+from compoworld.runtime.validate import ArgumentError
 
 __all__ = ["OPERATIONS", "Deleted", "Listed", "ToolFailure"]
 
@@ -196,8 +197,8 @@ def op_list(
     try:
         plan = query.plan(args)
         items, total, offset = query.rows(episode.conn, plan)
-    except QueryRefused as exc:
-        raise ToolFailure("invalid_arguments", exc.message) from exc
+    except ArgumentError as exc:
+        raise ToolFailure("invalid_arguments", str(exc)) from exc
     return Listed(items, _neighbours(tool, table, args, total, plan.limit, offset, items))
 
 
