@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from trainer.action_vocab import ActionVocab
+
 __all__ = [
     "MAX_POSITIONS",
     "ModelShape",
@@ -87,11 +89,12 @@ def generate_batch(
     pad_id: int,
     temperature: float = 1.0,
     generator: torch.Generator | None = None,
+    vocab: ActionVocab | None = None,
 ) -> list[list[int]]:
     """Sample a continuation of every context at once (left-padded, one KV cache).
 
     A row stops after a stop token (kept) or ``max_new_tokens``; finished rows leave the batch, so a
-    short answer does not pay for a long sibling.
+    short answer does not pay for a long sibling. With ``vocab`` only its tokens can be drawn.
     """
     if not contexts:
         return []
@@ -105,22 +108,25 @@ def generate_batch(
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     from transformers import DynamicCache
 
-    out = model(
-        input_ids=ids,
-        attention_mask=mask,
-        position_ids=positions,
-        past_key_values=DynamicCache(),
-        use_cache=True,
-        logits_to_keep=1,
+    def forward(**kw: Any) -> tuple[Any, torch.Tensor]:
+        """(KV cache, next-token logits at the last position): the full head, or the vocab's."""
+        if vocab is None:
+            out = model(**kw, use_cache=True, logits_to_keep=1)
+            return out.past_key_values, out.logits[:, -1]
+        out = model.model(**kw, use_cache=True)
+        return out.past_key_values, vocab.logits(model, out.last_hidden_state[:, -1])
+
+    cache, logits = forward(
+        input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=DynamicCache()
     )
     stops = set(int(s) for s in stop_ids)
     results: list[list[int]] = [[] for _ in contexts]
     rows = list(range(len(contexts)))  # batch row -> context index
     last = positions[:, -1].clone()
-    cache = out.past_key_values
-    logits = out.logits[:, -1]
     for step in range(max_new_tokens):
         nxt = _sample(logits, temperature, generator)
+        if vocab is not None:
+            nxt = vocab.token(nxt)
         keep: list[int] = []
         for b, token in enumerate(nxt.tolist()):
             results[rows[b]].append(token)
@@ -135,14 +141,9 @@ def generate_batch(
             rows = [rows[b] for b in keep]
         mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
         last = last + 1
-        out = model(
-            input_ids=nxt[:, None],
-            attention_mask=mask,
-            position_ids=last[:, None],
-            past_key_values=cache,
-            use_cache=True,
+        cache, logits = forward(
+            input_ids=nxt[:, None], attention_mask=mask, position_ids=last[:, None], past_key_values=cache
         )
-        cache, logits = out.past_key_values, out.logits[:, -1]
     return results
 
 
@@ -155,12 +156,18 @@ class TokenStats:
 
 
 def token_stats(
-    model: Any, sequences: Sequence[Sequence[int]], targets: Sequence[Sequence[int]], *, with_grad: bool
+    model: Any,
+    sequences: Sequence[Sequence[int]],
+    targets: Sequence[Sequence[int]],
+    *,
+    with_grad: bool,
+    vocab: ActionVocab | None = None,
 ) -> list[TokenStats]:
     """Log-prob and entropy of the tokens at ``targets[i]`` (indices into ``sequences[i]``).
 
     One body forward over the right-padded batch, then the vocabulary head only at the hidden
-    states that predict a target (position t - 1 for token t): the head is the costly part.
+    states that predict a target (position t - 1 for token t): the head is the costly part. With
+    ``vocab`` the distribution is the one ``generate_batch`` samples from with the same vocab.
     """
     device = model.device
     width = max(len(s) for s in sequences)
@@ -173,9 +180,14 @@ def token_stats(
         hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
         rows = torch.cat([torch.full((len(t),), i, device=device) for i, t in enumerate(targets)])
         cols = torch.cat([torch.tensor(list(t), dtype=torch.long, device=device) for t in targets])
-        logits = model.lm_head(hidden[rows, cols - 1]).float()
+        states = hidden[rows, cols - 1]
+        wanted = ids[rows, cols]
+        if vocab is None:
+            logits = model.lm_head(states).float()
+        else:
+            logits, wanted = vocab.logits(model, states).float(), vocab.index(wanted)
         logp_all = torch.log_softmax(logits, dim=-1)
-        logp = logp_all.gather(-1, ids[rows, cols][:, None])[:, 0]
+        logp = logp_all.gather(-1, wanted[:, None])[:, 0]
     with torch.no_grad():
         detached = logp_all.detach()
         entropy = -(detached.exp() * detached).sum(-1)

