@@ -16,8 +16,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from compoworld.runtime import ServiceRuntime
+from orchestrator.agents.base import Agent
 from orchestrator.agents.oracle import OracleAgent
 from orchestrator.backends import RemoteBackend
 from orchestrator.models import DiscoverMode, Task
@@ -90,7 +92,7 @@ async def oracle_sft_records(
     try:
         summary = await run_tasks(
             backend,
-            OracleAgent(),
+            cast(Agent, OracleAgent()),  # Agent declares label settable; the oracle's is read-only
             list(tasks),
             RunConfig(mode=mode, rollouts=1),
             trajectories,

@@ -36,7 +36,9 @@ def parse_tool_calls(text: str, turn: int) -> list[dict[str, Any]]:
     return calls
 
 
-def observation_ids(tok: Any, tool_messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[int]:
+def observation_ids(
+    tok: Any, tool_messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+) -> list[int]:
     """Tokens the chat template puts after an assistant turn for these tool results (+ next prompt)."""
     calls = [
         {"id": m["tool_call_id"], "type": "function", "function": {"name": m["name"], "arguments": "{}"}}
