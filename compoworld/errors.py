@@ -40,7 +40,7 @@ CheckFailure                             compoworld.synth.verify_world  a confor
 ArgumentError (ValueError)               compoworld.runtime.validate    arguments refused -> ToolResult.fail
 Rejected                                 compoworld.runtime.rest        a REST request refused before any tool ran
 TwinFailure                              compoworld.synth.twin          a checked call's two routes disagree -> a failed check
-DraftRejected                            orchestrator.tasks.walkstate   a walk or draft that cannot be a task (a reason)
+DraftRejected                            orchestrator.tasks.rejected    a scenario draft that cannot be a task (a reason)
 UnusableRecord (ValueError)              trainer.sft_format             an SFT input line dropped -> a counted reason
 """
 

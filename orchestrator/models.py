@@ -96,6 +96,10 @@ class TaskMeta(BaseModel):
     walk: list[WalkStep] = Field(default_factory=list, description="The executed walk.")
     capabilities: list[str] = Field(default_factory=list, description="Capability labels.")
     domain: str = Field(default="general", description="Domain label.")
+    scenario: list[str] = Field(
+        default_factory=list, description="Workflow archetypes the task chains (notify, escalate...)."
+    )
+    vertical: str = Field(default="", description="Business vertical that frames it (finance ops...).")
     seed: int = Field(default=0, description="Generation seed.")
     split: str = Field(default="train", description="train | test (held-out services).")
     library_version: str = Field(

@@ -132,13 +132,14 @@ def test_check_flags_a_task_whose_gold_arguments_were_changed(
     assert result.exit_code == 1 and "line 1" in result.output and "Traceback" not in result.output
 
 
-def test_a_library_without_cross_service_edges_still_gives_single_service_tasks(tmp_path: Path) -> None:
+def test_a_library_with_one_service_has_no_cross_service_scenario_and_says_why(tmp_path: Path) -> None:
     lib = write_library(tmp_path / "lib", ["crm"])
     out = tmp_path / "t.jsonl"
     result = runner.invoke(tasks_app, ["generate", "--library", str(lib), "--n", "5", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "no cross-service edges" in " ".join(result.output.split())
-    assert all(Task.model_validate_json(x).services == ["crm"] for x in out.read_text().splitlines())
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert "no valid task could be generated" in text and "discarded:" in text
+    assert out.read_text() == ""
 
 
 def test_a_service_whose_tools_all_fail_yields_a_report_and_no_task(tmp_path: Path) -> None:
@@ -147,7 +148,7 @@ def test_a_service_whose_tools_all_fail_yields_a_report_and_no_task(tmp_path: Pa
     result = runner.invoke(tasks_app, ["generate", "--library", str(lib), "--n", "3", "--out", str(out)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     text = " ".join(result.output.split())
-    assert "no valid task could be generated" in text and "no start lookup succeeded" in text
+    assert "no valid task could be generated" in text and "no person" in text
     assert out.read_text() == ""
 
 

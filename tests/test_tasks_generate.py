@@ -1,4 +1,4 @@
-"""Task generation on a hand-built 4-service library: verified, cross-service, hidden values, determinism."""
+"""Scenario task generation on a hand-built 4-service library: verified, cross-service, hidden values, determinism."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from orchestrator.rubric import RuntimeStateReader, evaluate
 from orchestrator.tasks.check import check_tasks
 from orchestrator.tasks.execute import Session
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks, held_out
-from orchestrator.tasks.instruction import leaks
 from orchestrator.tasks.paths import parse_step_ref
 from orchestrator.tasks.replay import replay
+from orchestrator.tasks.scenario.text import internal_terms, leaks
 from orchestrator.tasks.verify import task_steps
 from orchestrator.tasksource import dump_tasks
 from tests.tasks_library import write_library
@@ -80,30 +80,29 @@ def test_doing_nothing_fails_a_no_op_fail_criterion_and_passes_every_guard(
         assert all(v.passed for v in verdicts if v.label == "no_op_pass")
 
 
-def test_instructions_state_the_starting_facts_but_not_the_looked_up_values(
+def test_instructions_never_state_a_looked_up_value_a_key_or_a_tool_name(
+    generated: tuple[list[Task], GenerationReport], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    tools = {t.name for rt in runtimes.values() for t in rt.manifest.tools}
+    for task in generated[0]:
+        bound = [s.arguments.get(a) for s in task.meta.walk for a in s.bindings if "." not in a]
+        assert not leaks(task.instruction, [b for b in bound if b is not None]), task.instruction
+        assert not leaks(task.instruction, task.answer_keys), task.instruction
+        assert not internal_terms(task.instruction, tools), task.instruction
+        assert "{" not in task.instruction and "[" not in task.instruction
+
+
+def test_every_value_that_flows_between_services_is_bound_to_an_earlier_result(
     generated: tuple[list[Task], GenerationReport],
 ) -> None:
+    crossing = 0
     for task in generated[0]:
-        first = task.meta.walk[0]
-        assert all(p == "seed" for p in first.bindings.values())
-        for arg in first.bindings:
-            assert str(first.arguments[arg]).lower() in task.instruction.lower()
-        hidden = [
-            task.meta.walk[i].arguments.get(a)
-            for i, s in enumerate(task.meta.walk)
-            for a, p in s.bindings.items()
-            if parse_step_ref(p) and "." not in a
-        ]
-        stated = {
-            str(s.arguments.get(a)).lower()
-            for s in task.meta.walk
-            for a, p in s.bindings.items()
-            if not parse_step_ref(p)
-        }
-        assert not leaks(task.instruction, [h for h in hidden if str(h).lower() not in stated]), (
-            task.instruction
-        )
-        assert not leaks(task.instruction, task.answer_keys), task.instruction
+        for step in task.meta.walk:
+            for provenance in step.bindings.values():
+                ref = parse_step_ref(provenance)
+                assert ref is not None and ref[0] < task.meta.walk.index(step)
+                crossing += task.meta.walk[ref[0]].service != step.service
+    assert crossing >= len(generated[0])
 
 
 def test_gold_calls_are_the_executed_walk_steps(generated: tuple[list[Task], GenerationReport]) -> None:
@@ -128,13 +127,22 @@ def test_labels_distractors_and_ids_follow_the_contract(
         assert not set(task.distractors) & set(task.services)
         assert min(2, 4 - len(task.services)) <= len(task.distractors) <= 6
         assert task.meta.domain in domains and task.today == "2026-01-15"
+        assert task.meta.scenario and task.meta.vertical
         assert any(c.label == "no_op_fail" for c in task.rubric)
-        if "conditional-branch" in task.meta.capabilities:
-            assert any(s.condition for s in task.meta.walk)
-        if "aggregation" in task.meta.capabilities:
-            assert any(c.params.get("source", "").startswith(("count:", "sum:")) for c in task.rubric)
+        assert "discovery" in task.meta.capabilities
+        if "conditional" in task.meta.capabilities:
+            assert any(s.condition or s.operation in ("delete", "update") for s in task.meta.walk)
+        if "multi-write" in task.meta.capabilities:
+            assert sum(s.kind == "write" and s.executed for s in task.meta.walk) >= 2
     caps = {c for t in tasks for c in t.meta.capabilities}
-    assert {"sequential-dependency", "cross-service", "cross-env-constraint", "conditional-branch"} <= caps
+    assert {
+        "discovery",
+        "cross-service",
+        "aggregation",
+        "ranking",
+        "data transformation",
+        "multi-write",
+    } <= caps
 
 
 def test_a_task_depends_on_its_seed_and_index_not_on_how_many_were_asked_for(

@@ -88,7 +88,8 @@ def test_an_answer_check_that_matches_substrings_is_reported_as_gameable(
 def test_check_names_the_kind_a_hand_edited_task_no_longer_tells_apart(
     tasks: list[Task], runtimes: dict[str, ServiceRuntime], tmp_path: Path
 ) -> None:
-    task = next(t for t in tasks if any(c.kind == "row_updated" for c in t.rubric)).model_copy(deep=True)
+    closing = generate_tasks(runtimes, GenerateOptions(n=6, seed=11, archetypes=["clean_up"]))[0]
+    task = next(t for t in closing if any(c.kind == "row_updated" for c in t.rubric)).model_copy(deep=True)
     for spec in task.rubric:
         if spec.kind == "row_updated":
             spec.kind, spec.params = (

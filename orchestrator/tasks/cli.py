@@ -83,7 +83,7 @@ def _generation_table(report: GenerationReport) -> Table:
     table.add_row("touching 2+ / 3+ services", f"{report.multi_service_2:.0%} / {report.multi_service_3:.0%}")
     _solution_rows(table, report.solutions)
     table.add_row("verified tasks/s", f"{report.tasks_per_s:.1f} ({report.seconds:.1f} s)")
-    table.add_row("cross-service edges", str(report.cross_service_edges))
+    table.add_row("people found in a party table (by e-mail)", str(report.people))
     if report.held_out:
         table.add_row("held-out services (test split)", ", ".join(report.held_out))
     if report.paraphrased:
@@ -99,8 +99,8 @@ def generate(
     n: Annotated[int, typer.Option("--n", "-n", min=1, help="Tasks to generate.")] = 100,
     seed: Annotated[int, typer.Option(help="Generation seed.")] = 0,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL file.")] = Path("tasks.jsonl"),
-    min_len: Annotated[int, typer.Option(min=1, max=8, help="Fewest walk steps.")] = 2,
-    max_len: Annotated[int, typer.Option(min=1, max=8, help="Most walk steps.")] = 6,
+    min_len: Annotated[int, typer.Option(min=1, max=40, help="Fewest gold calls a task may have.")] = 2,
+    max_len: Annotated[int, typer.Option(min=1, max=60, help="Most gold calls a task may have.")] = 40,
     split_services: Annotated[
         str | None, typer.Option(help="Held-out services for the test split: 'a,b' or a fraction like 0.2.")
     ] = None,
@@ -112,7 +112,7 @@ def generate(
         bool, typer.Option(help="Run every valid variant and wrong solution on each task before keeping it.")
     ] = True,
 ) -> None:
-    """Random walks over the dependency graph, executed on forks, kept only if their rubric verifies."""
+    """Scenarios over the library's people, executed on forks, kept only if their rubric verifies."""
     console = _console()
     settings = Settings()
     runtimes = _library(console, library, settings)
@@ -143,9 +143,9 @@ def generate(
         raise typer.Exit(2) from exc
     write_tasks(out, tasks)
     console.print(_generation_table(report))
-    if report.cross_service_edges == 0:
+    if report.people == 0:
         console.print(
-            "[yellow]the library has no cross-service edges: every task touches a single service[/yellow]"
+            "[yellow]the library holds no person (a named row with an e-mail) to build a scenario around[/yellow]"
         )
     if not tasks:
         console.print(

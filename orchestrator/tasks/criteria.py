@@ -38,6 +38,7 @@ from orchestrator.rubric.guard import (
     table_changes,
 )
 from orchestrator.rubric.kinds import ActionAbsent, ActionLogged, RowAbsent, RowUnchanged
+from orchestrator.rubric.normalize import same_value
 from orchestrator.rubric.readers import ACTION_LOG, RuntimeStateReader
 from orchestrator.rubric.rows import RowCreated, RowUpdated
 from orchestrator.tasks.seeds import value_key
@@ -133,20 +134,49 @@ def _stamps(entity: EntityDef | None) -> list[str]:
     return sorted(c.name for c in entity.columns if c.read_only and not c.primary_key) if entity else []
 
 
+def _created_key(write: GoldWrite) -> Any:
+    """The key of the row a create returned: at the top of its result, or where its response shape puts the row."""
+    entity, result = write.entity, write.result
+    if entity is None or not isinstance(result, dict):
+        return None
+    if result.get(entity.pk) is not None:
+        return result[entity.pk]
+    shape = write.tool.response
+    rows = shape.rows(result) if shape is not None else None
+    if rows:
+        return rows[0][1].get(shape.key_of(entity.pk)) if shape is not None else None
+    return None
+
+
+def _creates(writes: Sequence[GoldWrite], service: str, table: str) -> list[dict[str, Any]]:
+    """The column values each create call of this table set, in call order."""
+    return [
+        set_columns(w.tool, w.entity, w.args)
+        for w in writes
+        if w.service == service
+        and w.entity is not None
+        and w.entity.table == table
+        and w.tool.operation == "create"
+    ]
+
+
+def _claim(unclaimed: list[dict[str, Any]], row: dict[str, Any]) -> set[str]:
+    """The columns of the first create whose values the new row holds (a result that hides the new key)."""
+    for i, values in enumerate(unclaimed):
+        if all(same_value(v, row.get(k)) for k, v in values.items() if _checkable(v)):
+            return set(unclaimed.pop(i))
+    return set()
+
+
 def _created_fields(writes: Sequence[GoldWrite], service: str, table: str) -> dict[str, set[str]]:
     """Key of each row a create made -> the columns the task's calls set on it (later updates included)."""
     out: dict[str, set[str]] = {}
     for w in writes:
         if w.service != service or w.entity is None or w.entity.table != table:
             continue
-        if (
-            w.tool.operation == "create"
-            and isinstance(w.result, dict)
-            and w.result.get(w.entity.pk) is not None
-        ):
-            out.setdefault(value_key(w.result[w.entity.pk]), set()).update(
-                set_columns(w.tool, w.entity, w.args)
-            )
+        key = _created_key(w) if w.tool.operation == "create" else None
+        if key is not None:
+            out.setdefault(value_key(key), set()).update(set_columns(w.tool, w.entity, w.args))
         elif w.tool.operation == "update":
             key = w.args.get(w.tool.pk_arg or "")
             if key is not None and value_key(key) in out:
@@ -186,8 +216,9 @@ async def _service_changes(
         created, deleted, changed = table_changes(rows, before, entity.pk, set(stamps))
         allow = TableAllowance(pk=entity.pk, creates=len(created), deletes=deleted, stamps=stamps)
         fields = _created_fields(writes, svc, table)
+        unclaimed = _creates(writes, svc, table)
         for row in created:
-            set_fields = fields.get(value_key(row.get(entity.pk)), set())
+            set_fields = fields.get(value_key(row.get(entity.pk))) or _claim(unclaimed, row)
             where = {f: row[f] for f in sorted(set_fields) if _checkable(row.get(f))}
             b.add(RowCreated(table=table, pk=entity.pk, where=where), "no_op_fail", svc)
         for key in deleted:

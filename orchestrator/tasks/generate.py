@@ -1,10 +1,11 @@
-"""Generate verified cross-service tasks from a library: walk, replay, rubric, instruction, verify.
+"""Generate verified cross-service tasks from a library: scenarios over a coherent world, rubric, check.
 
 Each task index has its own rng (``compoworld.seeding`` of seed and index), so a task depends only on the
-library, the options and its index: the same seed reproduces the same file byte for byte.
-Everything runs in-process on forks (one event loop for the whole batch). A walk that
-fails, or a task that does not verify, is retried a bounded number of times and then
-reported, never written.
+library, the options and its index: the same seed reproduces the same file byte for byte. A scenario
+(``orchestrator.tasks.scenario``) picks a workflow archetype, a person the world knows in several
+services and a business vertical, and runs its plan on forks; the criteria are read off what the plan
+changed. A draft that fails, or a task that does not verify, is retried a bounded number of times and
+then reported, never written.
 """
 
 from __future__ import annotations
@@ -15,33 +16,33 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.seeding import derive_seed, seeded_rng
 from compoworld.settings import Settings
-from orchestrator.graph.build import build_graph
-from orchestrator.graph.model import ToolGraph
+from orchestrator.graph.build import library_version
 from orchestrator.models import CriterionSpec, GoldCall, Task, TaskMeta
-from orchestrator.rubric.answers import CodeType, kind_of
 from orchestrator.rubric.readers import SeedCache
-from orchestrator.tasks.criteria import AnswerSpec, GoldWrite, SkippedWrite, build_rubric
+from orchestrator.tasks.archetypes import ARCHETYPES
+from orchestrator.tasks.criteria import GoldWrite, SkippedWrite, build_rubric
 from orchestrator.tasks.execute import Session
-from orchestrator.tasks.instruction import Paraphraser, leaks, render_instruction
-from orchestrator.tasks.paths import MISSING, parse_step_ref, resolve_source
-from orchestrator.tasks.replay import replay
+from orchestrator.tasks.rejected import DraftRejected
+from orchestrator.tasks.scenario.draft import Draft
+from orchestrator.tasks.scenario.recipes import Archetype, fits
+from orchestrator.tasks.scenario.scene import Scene, Subject, open_scene, subjects
+from orchestrator.tasks.scenario.text import Instruction, Paraphraser, compose, internal_terms, leaks
+from orchestrator.tasks.scenario.verticals import vertical_for
+from orchestrator.tasks.scenario.world import World
 from orchestrator.tasks.seeds import SeedIndex
-from orchestrator.tasks.shape import add_condition, choose_answers, prune_unused_reads
 from orchestrator.tasks.verify import SolutionRates, TaskCheck, check_task
-from orchestrator.tasks.walk import DraftRejected, Walk, WalkConfig, Walker
 
 __all__ = [
     "GenerateOptions",
     "GenerationReport",
     "TaskGenerator",
-    "capabilities",
     "generate_tasks",
     "held_out",
 ]
@@ -52,8 +53,8 @@ class GenerateOptions(BaseModel):
 
     n: int = Field(default=100, ge=1, description="Tasks to produce.")
     seed: int = Field(default=0, description="Generation seed; with the library it fixes every task.")
-    min_len: int = Field(default=2, ge=1, le=8, description="Fewest walk steps.")
-    max_len: int = Field(default=6, ge=1, le=8, description="Most walk steps.")
+    min_len: int = Field(default=2, ge=1, le=40, description="Fewest gold calls a task may have.")
+    max_len: int = Field(default=40, ge=1, le=60, description="Most gold calls a task may have.")
     today: str = Field(default="2026-01-15", description="Frozen date of every task (and of the forks).")
     split_services: list[str] = Field(
         default_factory=list, description="Services held out for the test split."
@@ -63,9 +64,14 @@ class GenerateOptions(BaseModel):
     distractors: tuple[int, int] = Field(
         default=(2, 6), description="Bounds of distractor services per task."
     )
-    conditional_rate: float = Field(default=0.2, ge=0, le=1, description="Share of walks ending in a branch.")
-    cross_weight: float = Field(
-        default=4.0, gt=0, description="Weight of a cross-service edge vs one within."
+    chain_rate: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Chance of chaining each further archetype (up to two, and a message).",
+    )
+    archetypes: list[str] = Field(
+        default_factory=list, description="Archetypes to draw from (default: every registered one)."
     )
     solution_check: bool = Field(
         default=True, description="Run every valid variant and wrong solution on each task before keeping it."
@@ -78,7 +84,7 @@ class GenerationReport(BaseModel):
     requested: int = Field(description="Tasks asked for.")
     produced: int = Field(default=0, description="Verified tasks written.")
     indices: int = Field(default=0, description="Task indices tried.")
-    walks: int = Field(default=0, description="Walks drawn (all attempts).")
+    walks: int = Field(default=0, description="Scenario drafts tried (all attempts).")
     failures: dict[str, int] = Field(
         default_factory=dict, description="Why attempts were discarded, by reason."
     )
@@ -89,7 +95,7 @@ class GenerationReport(BaseModel):
     )
     seconds: float = Field(default=0.0, description="Wall time, generation and verification.")
     held_out: list[str] = Field(default_factory=list, description="Services of the test split.")
-    cross_service_edges: int = Field(default=0, description="Cross-service edges in the library's graph.")
+    people: int = Field(default=0, description="People the world index found (by e-mail) in a party table.")
     paraphrased: int = Field(default=0, description="Instructions replaced by an accepted LLM paraphrase.")
 
     @property
@@ -113,26 +119,16 @@ def held_out(spec: Sequence[str], services: Sequence[str], seed: int) -> list[st
     return sorted(set(spec))
 
 
-def capabilities(walk: Walk, answers: Sequence[str]) -> list[str]:
-    """Capability labels the walk really exercises."""
-    labels: set[str] = set()
-    for step in walk.steps:
-        for provenance in step.bindings.values():
-            ref = parse_step_ref(provenance)
-            if ref is None:
-                continue
-            labels.add("sequential-dependency")
-            if walk.steps[ref[0]].service != step.service:
-                labels.add("cross-service")
-                if step.kind == "write":
-                    labels.add("cross-env-constraint")
-        if step.condition is not None:
-            labels.add("conditional-branch")
-    if any(a.startswith(("count:", "sum:")) for a in answers):
-        labels.add("aggregation")
-    if any(a.startswith("step:") for a in answers):
-        labels.add("information-retrieval")
-    if sum(1 for s in walk.steps if s.kind == "write" and s.executed) >= 2:
+#: capability labels a draft may earn, in the order tasks list them
+LABELS = ("discovery", "disambiguation", "conditional", "aggregation", "ranking", "data transformation")
+
+
+def capabilities(draft: Draft) -> list[str]:
+    """Capability labels the scenario earned: each set by the step that needs it."""
+    labels = {label for label in draft.labels if label in LABELS}
+    if len(draft.services) >= 2:
+        labels.add("cross-service")
+    if sum(1 for s in draft.steps if s.kind == "write" and s.executed) >= 2:
         labels.add("multi-write")
     return sorted(labels)
 
@@ -145,21 +141,24 @@ class TaskGenerator:
         runtimes: Mapping[str, ServiceRuntime],
         options: GenerateOptions,
         *,
-        graph: ToolGraph | None = None,
         paraphraser: Paraphraser | None = None,
     ) -> None:
         self.runtimes = runtimes
         self.options = options
-        self.graph = graph or build_graph([r.manifest for r in runtimes.values()])
         self.seeds = SeedIndex(runtimes)
-        config = WalkConfig(
-            min_len=options.min_len, max_len=options.max_len, cross_weight=options.cross_weight
-        )
-        self.walker = Walker(self.graph, runtimes, self.seeds, config, options.today)
+        self.world = World(runtimes, self.seeds)
         self.held_out = held_out(options.split_services, sorted(runtimes), options.seed)
         self.manifests = {name: rt.manifest for name, rt in runtimes.items()}
+        self.version = library_version(list(self.manifests.values()))
         self.paraphraser = paraphraser
         self.cache = SeedCache()
+        names = options.archetypes or ARCHETYPES.names()
+        self.archetypes: list[Archetype] = [ARCHETYPES.get(n) for n in names]  # type: ignore[misc]
+        everyone = subjects(self.world)
+        self.pools: dict[str, list[Subject]] = {
+            a.name: [s for s in everyone if _fits(a, s)] for a in self.archetypes
+        }
+        self.terms = sorted({t.name for m in self.manifests.values() for t in m.tools} | set(runtimes))
 
     async def one(self, index: int, report: GenerationReport) -> tuple[Task, TaskCheck] | None:
         """The verified task of one index, or None after ``attempts`` failed tries (reasons in the report)."""
@@ -171,7 +170,6 @@ class TaskGenerator:
             except DraftRejected as rejected:
                 report.failures[rejected.reason] = report.failures.get(rejected.reason, 0) + 1
                 continue
-            # the plan replay already ran these gold calls on fresh forks and recorded the hashes
             check = await check_task(
                 outcome,
                 self.runtimes,
@@ -189,52 +187,67 @@ class TaskGenerator:
             return outcome, check
         return None
 
+    def _archetype(self, rng: random.Random, index: int, attempt: int) -> Archetype:
+        """Archetypes in turn by index (each gets its share), another one on a retry."""
+        usable = [a for a in self.archetypes if self.pools[a.name]]
+        if not usable:
+            raise DraftRejected("no archetype fits this library")
+        return usable[(index + attempt * 7) % len(usable)] if attempt < 2 else rng.choice(usable)
+
     async def _draft(self, rng: random.Random, index: int, attempt: int) -> Task:
-        """One unverified task from a fresh walk; ``DraftRejected`` with the reason when it cannot be one."""
+        """One unverified task from a fresh scenario; ``DraftRejected`` with the reason when it cannot be one."""
         opts = self.options
+        archetype = self._archetype(rng, index, attempt)
+        subject = rng.choice(self.pools[archetype.name])
+        hint = [subject.party.service, *(t.service for t, _ in subject.records)]
+        vertical = vertical_for([self.manifests[s].domain for s in hint], rng)
         episode = f"taskgen:{opts.seed}:{index}:{attempt}"
-        with Session(self.runtimes, episode, opts.today) as session:
-            walk = await self.walker.walk(rng, session)
-        sources = choose_answers(rng, walk, self.seeds)
-        add_condition(rng, walk, self.seeds, sources, opts.conditional_rate)
-        sources = prune_unused_reads(walk, sources)
-        if len(walk.steps) < opts.min_len:
-            raise DraftRejected("walk too short once unused lookups are dropped")
-        services = sorted(set(walk.services))
-        distractors = self._distractors(rng, services)
-        with Session(self.runtimes, episode + ":plan", opts.today, self.cache).open(services) as session:
-            replayed = await replay(walk.steps, session, resolve=True)
-            for i, step in enumerate(walk.steps):
-                ran = replayed.args[i] is not None
-                if ran != step.executed or (ran and replayed.results[i] is MISSING):
-                    raise DraftRejected("replay diverged from the walk")
-                if ran:
-                    step.arguments = replayed.args[i] or {}
-            answers = [(s, resolve_source(s, replayed.results)) for s in sources]
-            if any(v is MISSING for _, v in answers):
-                raise DraftRejected("answer does not resolve on replay")
-            writes, skipped = self._writes(walk, replayed.results)
+        with Session(self.runtimes, episode, opts.today, self.cache) as session:
+            draft = Draft(self.world, session, rng, opts.today)
+            scene = await open_scene(draft, vertical, subject)
+            await archetype.plan(scene)
+            chained = [archetype.name]
+            for extra in self._chain(rng, archetype, subject):
+                if await _try_plan(extra, scene):
+                    chained.append(extra.name)
+            if not any(s.kind == "write" for s in draft.steps) and not draft.answers:
+                raise DraftRejected("scenario neither writes nor reports")
+            calls = sum(1 for s in draft.steps if s.executed)
+            if not opts.min_len <= calls <= opts.max_len:
+                raise DraftRejected("gold call count out of bounds")
+            services = sorted(set(draft.services))
+            distractors = self._distractors(rng, services)
+            session.open(services)
             reader = session.reader()
+            writes, skipped = self._writes(draft)
             rubric = await build_rubric(
-                reader,
-                self.manifests,
-                services,
-                distractors,
-                writes,
-                [self._answer(rng, walk, s, v) for s, v in answers],
-                skipped,
+                reader, self.manifests, services, distractors, writes, draft.answers, skipped
             )
-            walk.results = replayed.results
             hashes = {svc: await reader.state_hash(svc) for svc in services}
-        instruction = render_instruction(
-            walk.steps, walk.nodes, answers, self.manifests, walk.aggregate, walk.rows
-        )
-        if leaks(instruction.text, instruction.hidden):
+        frame = rng.choice(vertical.frames)
+        text = compose(rng, frame, scene.sentences, scene.rules, scene.asks)
+        hidden = [*draft.hidden, *(s.arguments.get(k) for s in draft.steps for k in s.bindings)]
+        if leaks(text, hidden):
             raise DraftRejected("instruction would reveal a looked-up value")
-        text = instruction.text
+        if internal_terms(text, self.terms):
+            raise DraftRejected("instruction names a tool or an internal key")
         if self.paraphraser is not None:
+            instruction = Instruction(text, required=list(draft.stated), hidden=hidden)
             text = await self.paraphraser(instruction, derive_seed("paraphrase", episode) % 2**32)
-        return self._task(rng, index, walk, sources, answers, rubric, hashes, text, distractors)
+        return self._task(index, draft, rubric, hashes, text, distractors, chained, vertical.name)
+
+    def _chain(self, rng: random.Random, first: Archetype, subject: Subject) -> list[Archetype]:
+        """Archetypes to chain after the first over the same person: another record workflow, a message."""
+        out: list[Archetype] = []
+        others = [a for a in self.archetypes if a is not first and a.needs != ("none",) and _fits(a, subject)]
+        rng.shuffle(others)
+        for other in others[:2]:
+            if rng.random() < self.options.chain_rate:
+                out.append(other)
+        notify = next((a for a in self.archetypes if a.name == "notify"), None)
+        if notify is not None and notify is not first and rng.random() < self.options.chain_rate:
+            out.append(notify)
+        return out
 
     def _distractors(self, rng: random.Random, services: list[str]) -> list[str]:
         split = "test" if set(services) & set(self.held_out) else "train"
@@ -247,63 +260,38 @@ class TaskGenerator:
         k = min(len(pool), rng.randint(min(lo, hi), max(lo, hi)))
         return sorted(rng.sample(pool, k))
 
-    def _writes(self, walk: Walk, results: Sequence[Any]) -> tuple[list[GoldWrite], list[SkippedWrite]]:
+    def _writes(self, draft: Draft) -> tuple[list[GoldWrite], list[SkippedWrite]]:
         writes: list[GoldWrite] = []
         skipped: list[SkippedWrite] = []
-        for step, node, result in zip(walk.steps, walk.nodes, results, strict=True):
-            manifest = self.manifests[node.service]
-            tool = manifest.tool(node.tool)
-            if tool is None or node.kind != "write":
+        for step, result in zip(draft.steps, draft.results, strict=True):
+            manifest = self.manifests[step.service]
+            tool = manifest.tool(step.tool)
+            if tool is None or step.kind != "write":
                 continue
-            entity = manifest.entity(node.entity or "")
+            entity = manifest.entity(tool.entity or "")
             if step.executed:
-                writes.append(GoldWrite(node.service, tool, entity, step.arguments, result))
+                writes.append(GoldWrite(step.service, tool, entity, step.arguments, result))
             elif step.condition is not None:
-                skipped.append(SkippedWrite(node.service, tool, entity, step.arguments))
+                skipped.append(SkippedWrite(step.service, tool, entity, step.arguments))
         return writes, skipped
-
-    def _answer(self, rng: random.Random, walk: Walk, source: str, value: Any) -> AnswerSpec:
-        """The typed answer check of a walk's answer source, with rivals from the same column's other rows."""
-        kind, _, rest = source.partition(":")
-        index_s, _, path = rest.partition(":")
-        node = walk.nodes[int(index_s)]
-        entity = self.seeds.entity(node.service, node.entity)
-        column = entity.column(path.rsplit(".", 1)[-1]) if entity and kind != "count" else None
-        semantic = column.semantic if column else None
-        rivals: list[Any] = []
-        if kind == "step" and column is not None and entity is not None:
-            pool = [r.get(column.name) for r in self.seeds.rows(node.service, entity.table)]
-            pool = [
-                v for v in pool if isinstance(v, (str, int, float)) and not isinstance(v, bool) and v != value
-            ]
-            rivals = rng.sample(pool, min(3, len(pool)))
-        answer_kind = kind_of(value, semantic, column.format if column else None)
-        code_type = cast(CodeType, semantic) if answer_kind == "code" else None
-        return AnswerSpec(
-            what="", kind=answer_kind, value=value, code_type=code_type, rivals=rivals, source=source
-        )
 
     def _task(
         self,
-        rng: random.Random,
         index: int,
-        walk: Walk,
-        sources: list[str],
-        answers: list[tuple[str, Any]],
+        draft: Draft,
         rubric: list[CriterionSpec],
         hashes: dict[str, str],
         instruction: str,
         distractors: list[str],
+        scenario: list[str],
+        vertical: str,
     ) -> Task:
         opts = self.options
-        services = sorted(set(walk.services))
+        services = sorted(set(draft.services))
         split = "test" if set(services) & set(self.held_out) else "train"
-        in_order = [self.manifests[s.service].domain for s in walk.steps]
-        counts = Counter(in_order)
-        domain = max(dict.fromkeys(in_order), key=lambda d: counts[d])
         gold = [
             GoldCall(service=s.service, tool=s.tool, arguments=s.arguments, result=r)
-            for s, r in zip(walk.steps, walk.results, strict=True)
+            for s, r in zip(draft.steps, draft.results, strict=True)
             if s.executed
         ]
         return Task(
@@ -314,25 +302,23 @@ class TaskGenerator:
             today=opts.today,
             gold_calls=gold,
             rubric=rubric,
-            answer_keys=[str(v) for _, v in answers],
+            answer_keys=[_answer_key(a.value) for a in draft.answers],
             expected_state_hash=hashes,
             meta=TaskMeta(
-                walk=walk.steps,
-                capabilities=capabilities(walk, sources),
-                domain=domain,
+                walk=draft.steps,
+                capabilities=capabilities(draft),
+                domain=_domain([self.manifests[s.service].domain for s in draft.steps]),
+                scenario=scenario,
+                vertical=vertical,
                 seed=opts.seed,
                 split=split,
-                library_version=self.graph.library_version,
+                library_version=self.version,
             ),
         )
 
     async def run(self, progress: Callable[[int], None] | None = None) -> tuple[list[Task], GenerationReport]:
         opts = self.options
-        report = GenerationReport(
-            requested=opts.n,
-            held_out=self.held_out,
-            cross_service_edges=sum(1 for e in self.graph.edges if e.cross_service),
-        )
+        report = GenerationReport(requested=opts.n, held_out=self.held_out, people=len(self.world.people))
         tasks: list[Task] = []
         start = time.perf_counter()
         index = 0
@@ -355,6 +341,44 @@ class TaskGenerator:
         if self.paraphraser is not None:
             report.paraphrased = self.paraphraser.accepted
         return tasks, report
+
+
+def _domain(in_order: Sequence[str]) -> str:
+    """The domain most of the task's calls are in (the first such, on a tie)."""
+    counts = Counter(in_order)
+    return max(dict.fromkeys(in_order), key=lambda d: counts[d]) if in_order else "general"
+
+
+def _fits(archetype: Archetype, subject: Subject) -> bool:
+    if archetype.needs == ("none",):
+        return True
+    return any(fits(archetype, table, rows) for table, rows in subject.records)
+
+
+async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
+    """Run a chained archetype; if it cannot apply before it wrote anything, undo what it added."""
+    draft = scene.draft
+    marks = (len(draft.steps), len(scene.sentences), len(scene.asks), len(scene.rules), len(draft.answers))
+    labels, hidden, stated = set(draft.labels), list(draft.hidden), list(draft.stated)
+    listed, current = list(scene.listed), scene.current
+    try:
+        await archetype.plan(scene)
+        return True
+    except DraftRejected:
+        if any(s.kind == "write" and s.executed for s in draft.steps[marks[0] :]):
+            raise
+        del draft.steps[marks[0] :], draft.results[marks[0] :], scene.sentences[marks[1] :]
+        del scene.asks[marks[2] :], scene.rules[marks[3] :], draft.answers[marks[4] :]
+        draft.labels, draft.hidden, draft.stated = labels, hidden, stated
+        scene.listed, scene.current = listed, current
+        scene.scopes = {k: f for k, f in scene.scopes.items() if f.step < marks[0]}
+        return False
+
+
+def _answer_key(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def generate_tasks(

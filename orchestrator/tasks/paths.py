@@ -1,8 +1,8 @@
 """Concrete paths into tool results, and where a walk's values came from.
 
 A concrete path names one value in one result: ``email``, ``items.0.email``. A binding's
-provenance is ``step:<i>:<path>``; an answer's source is that, or an aggregate over a
-list step: ``count:<i>`` or ``sum:<i>:<field>``.
+provenance is ``step:<i>:<path>``; an answer's or a condition's source is that, or an
+aggregate over a list step (``count:<i>``, ``sum:<i>:<field>``, filtered with ``@<path>=<value>``).
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from compoworld.manifest import ResponseShape
 
 __all__ = [
     "MISSING",
-    "get_arg",
     "get_path",
-    "leaves",
     "list_items",
     "parse_step_ref",
     "resolve_source",
@@ -98,25 +96,6 @@ def _is_scalar(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool))
 
 
-def leaves(data: Any, shape: ResponseShape | None = None) -> list[tuple[str, Any]]:
-    """(path, value) for the scalar fields of a row result, or of the only row of a one-row list result."""
-    found = _rows(data, shape)
-    if found is not None:
-        prefix, items = found
-        if len(items) != 1 or not isinstance(items[0], dict):
-            return []
-        return [(f"{prefix}0.{k}", v) for k, v in sorted(items[0].items()) if _is_scalar(v)]
-    if shape is not None:
-        rows = shape.rows(data)
-        if not rows:
-            return []
-        prefix, row = rows[0]
-        return [(prefix + k, v) for k, v in sorted(row.items()) if _is_scalar(v)]
-    if isinstance(data, dict):
-        return [(k, v) for k, v in sorted(data.items()) if _is_scalar(v)]
-    return []
-
-
 def step_ref(index: int, path: str) -> str:
     return f"step:{index}:{path}"
 
@@ -130,10 +109,29 @@ def parse_step_ref(ref: str) -> tuple[int, str] | None:
     return int(index), path
 
 
+def _where(items: list[Any], spec: str) -> list[Any]:
+    """Rows of a list whose value at a path equals a value (strings up to case): ``path=value``."""
+    path, _, wanted = spec.partition("=")
+    out = []
+    for row in items:
+        value = get_path(row, path)
+        if isinstance(value, str) and value.casefold() == wanted.casefold():
+            out.append(row)
+    return out
+
+
 def resolve_source(source: str, results: Sequence[Any]) -> Any:
-    """The value an answer source names in a list of step results (MISSING if it does not resolve)."""
+    """The value an answer or condition source names in a list of step results (MISSING if it does not).
+
+    ``step:<i>:<path>`` is one value; ``count:<i>``, ``sum:<i>:<field>``, ``max:<i>:<field>`` and
+    ``min:<i>:<field>`` aggregate the rows of a list result, optionally only those matching
+    ``@<path>=<value>`` (``sum:3:amount@email=ana@example.com``).
+    """
     kind, _, rest = source.partition(":")
     index_s, _, field = rest.partition(":")
+    index_s, _, where_a = index_s.partition("@")
+    field, _, where_b = field.partition("@")
+    where = where_a or where_b
     if not index_s.isdigit() or int(index_s) >= len(results):
         return MISSING
     data = results[int(index_s)]
@@ -145,14 +143,17 @@ def resolve_source(source: str, results: Sequence[Any]) -> Any:
     items = list_items(data)
     if items is None:
         return MISSING
+    if where:
+        items = _where(items, where)
     if kind == "count":
         return len(items)
-    if kind == "sum":
-        values = [r.get(field) for r in items if isinstance(r, dict)]
+    if kind in ("sum", "max", "min"):
+        values = [get_path(r, field) for r in items if isinstance(r, dict)]
         numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if not values or len(numbers) != len(values):
             return MISSING
-        return round(sum(numbers), 2)
+        total = sum(numbers) if kind == "sum" else max(numbers) if kind == "max" else min(numbers)
+        return round(total, 2)
     return MISSING
 
 
@@ -165,11 +166,3 @@ def set_arg(args: dict[str, Any], name: str, value: Any) -> None:
             inner[rest] = value
     else:
         args[name] = value
-
-
-def get_arg(args: dict[str, Any], name: str) -> Any:
-    head, _, rest = name.partition(".")
-    if rest:
-        inner = args.get(head)
-        return inner.get(rest, MISSING) if isinstance(inner, dict) else MISSING
-    return args.get(name, MISSING)

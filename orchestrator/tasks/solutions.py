@@ -18,6 +18,7 @@ import copy
 import datetime as dt
 import json
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -44,6 +45,8 @@ __all__ = [
 ]
 
 Family = Literal["valid", "wrong"]
+#: the step index a binding or condition source reads (``step:3:path``, ``sum:3:amount@email=x``)
+_SOURCE_STEP = re.compile(r"^(?:step|count|sum|max|min):(\d+)")
 AnswerStyle = Literal["plain", "paraphrase", "dump", "off"]
 
 
@@ -283,9 +286,9 @@ def _reordered(ctx: SolutionContext) -> Solution | None:
     for i in range(len(calls) - 1):
         a, b = executed[i], executed[i + 1]
         uses = {
-            r.split(":")[1]
+            m.group(1)
             for r in [*b.bindings.values(), *([b.condition.source] if b.condition else [])]
-            if r.startswith(("step:", "count:", "sum:"))
+            if (m := _SOURCE_STEP.match(r))
         }
         if a.service != b.service and str(index[id(a)]) not in uses:
             options.append(i)

@@ -1,0 +1,202 @@
+"""The opening every scenario shares: a real person, found by name in one system, and their records in another.
+
+``open_scene`` lists a person the world knows in the party table by name (telling a namesake apart
+by their e-mail domain when the table holds two people of that name) and hands the archetypes a
+``Scene``; each archetype then lists the record table it needs (``Scene.use_records``), carrying the
+e-mail found in the opening into that listing, so information flows from one service to the next.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compoworld.manifest import ColumnDef
+from orchestrator.tasks.rejected import DraftRejected
+from orchestrator.tasks.scenario.draft import Draft, Found
+from orchestrator.tasks.scenario.verticals import Vertical
+from orchestrator.tasks.scenario.world import Person, Table, World
+
+__all__ = ["Records", "Scene", "Subject", "body_path", "open_scene", "subjects", "system_name"]
+
+
+def system_name(world: World, service: str) -> str:
+    """How a colleague names a service: its title without the 'API' suffix ('GOV.UK Pay', 'CRM')."""
+    title = world.runtimes[service].manifest.title or service.replace("_", " ").title()
+    short = re.sub(r"\s+API\b.*$", "", title).strip()
+    return short or title
+
+
+def body_path(table: Table, column_path: str) -> str:
+    """A column path (``billing_address.email``) as the list tool's rows spell it."""
+    tool = table.lister
+    head, _, rest = column_path.partition(".")
+    key = tool.response.key_of(head) if tool is not None and tool.response is not None else head
+    return f"{key}.{rest}" if rest else key
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A person and the party row that names them; the record tables holding rows about them."""
+
+    person: Person
+    party: Table
+    party_row: dict[str, Any]
+    records: tuple[tuple[Table, tuple[dict[str, Any], ...]], ...] = ()
+
+
+def _scoped_alike(table: Table, rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether one list call can return all of them (they share every required scope argument)."""
+    tool = table.lister
+    if tool is None:
+        return False
+    for name in tool.input_schema.get("required") or []:
+        column = tool.arg_columns.get(name)
+        if column is not None and len({str(r.get(column)) for r in rows}) > 1:
+            return False
+    return True
+
+
+def subjects(world: World) -> list[Subject]:
+    """Every (person, party row) a scenario can open with, with their records elsewhere, in a stable order."""
+    out: list[Subject] = []
+    for person in world.people.values():
+        by_table: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for table, row in person.records:
+            by_table.setdefault(table.key, []).append(row)
+        for party, row in person.parties:
+            if party.lister is None:
+                continue
+            records = tuple(
+                (world.tables[key], tuple(rows))
+                for key, rows in sorted(by_table.items())
+                if key[0] != party.service and _scoped_alike(world.tables[key], rows)
+            )
+            out.append(Subject(person, party, row, records))
+    return out
+
+
+@dataclass
+class Records:
+    """One record table of the person's, listed: its rows about them and where the listing put them."""
+
+    table: Table
+    rows: tuple[dict[str, Any], ...]
+    found: Found
+
+
+@dataclass
+class Scene:
+    """What the opening found, the record listings archetypes asked for, and the instruction as it grows."""
+
+    draft: Draft
+    vertical: Vertical
+    subject: Subject
+    who: str
+    email_ref: str
+    party_found: Found
+    current: Records | None = None
+    listed: list[Records] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+    asks: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    scopes: dict[tuple[str, str], Found] = field(default_factory=dict)
+    scope_rows: dict[tuple[str, str], tuple[str, Table, dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def person(self) -> Person:
+        return self.subject.person
+
+    @property
+    def world(self) -> World:
+        return self.draft.world
+
+    @property
+    def first_name(self) -> str:
+        """How a message greets them: a person by first name, an organisation by its name."""
+        return self.person.name.split()[0] if self.person.is_person else self.person.name
+
+    @property
+    def records(self) -> Table:
+        if self.current is None:
+            raise DraftRejected("no record listing")
+        return self.current.table
+
+    @property
+    def rows(self) -> tuple[dict[str, Any], ...]:
+        return self.current.rows if self.current is not None else ()
+
+    def system(self, table: Table) -> str:
+        return system_name(self.world, table.service)
+
+    async def use_records(self, accept: Callable[[Table, tuple[dict[str, Any], ...]], bool]) -> Records:
+        """List a record table of the person's that ``accept`` takes and no archetype used yet."""
+        used = {r.table.key for r in self.listed}
+        options = [(t, rows) for t, rows in self.subject.records if t.key not in used and accept(t, rows)]
+        if not options:
+            raise DraftRejected("the person has no records this archetype can use")
+        table, rows = self.draft.rng.choice(options)
+        found = await self.draft.list_rows(table, list(rows), person=self.person, via=self.email_ref)
+        self.current = Records(table, rows, found)
+        self.listed.append(self.current)
+        return self.current
+
+    def numeric(self, column: ColumnDef) -> list[float]:
+        values = [r.get(column.name) for r in self.rows]
+        if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise DraftRejected("records lack a numeric value")
+        return [float(v) for v in values]  # type: ignore[arg-type]
+
+    def source(self, kind: str, column: str | None = None) -> str:
+        """An aggregate source over the person's rows of the record listing (``sum:3:amount@email=x``)."""
+        if self.current is None or self.current.table.email_path is None:
+            raise DraftRejected("no record listing to aggregate")
+        records = self.current.table
+        field_part = f":{body_path(records, column)}" if column else ""
+        where = f"@{body_path(records, records.email_path or '')}={self.person.email}"
+        return f"{kind}:{self.current.found.step}{field_part}{where}"
+
+
+def _who(subject: Subject) -> tuple[str, bool]:
+    """How the instruction names the person, and whether a namesake had to be told apart."""
+    person, party = subject.person, subject.party
+    rivals = [
+        r
+        for r in party.rows
+        if party.email_of(r) != person.email
+        and str(r.get(party.name_column or "")).casefold() == person.name.casefold()
+    ]
+    if not rivals:
+        return person.name, False
+    domain = person.email.split("@")[-1]
+    if any((party.email_of(r) or "").endswith("@" + domain) for r in rivals):
+        raise DraftRejected("namesakes share an e-mail domain")
+    return f"{person.name} (the one with the {domain} e-mail address)", True
+
+
+_OPENINGS = (
+    "Start by looking up {who} in {system}.",
+    "{who} is in {system}; pull up their record there first.",
+    "First find {who} in {system}.",
+)
+
+
+async def open_scene(draft: Draft, vertical: Vertical, subject: Subject) -> Scene:
+    """Run the opening: find the person by name in the party table (their e-mail comes from there)."""
+    party = subject.party
+    if party.email_path is None:
+        raise DraftRejected("party table has no e-mail")
+    who, disambiguated = _who(subject)
+    query = subject.person.name if party.lister and party.lister.search_arg else None
+    found = await draft.list_rows(party, [subject.party_row], query=query)
+    if disambiguated:
+        draft.labels.add("disambiguation")
+    email_ref = found.ref(subject.party_row, party.email_path)
+    draft.hidden.append(subject.person.email)
+    draft.stated.append(subject.person.name)
+    scene = Scene(draft, vertical, subject, who, email_ref, found)
+    opening = draft.rng.choice(_OPENINGS).format(who=who, system=scene.system(party))
+    scene.sentences.append(opening[0].upper() + opening[1:])
+    return scene

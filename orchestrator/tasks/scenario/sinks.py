@@ -1,0 +1,159 @@
+"""Where a scenario can write: tables a create tool fills, with the roles of the columns it sets.
+
+A sink is usable when every argument its create tool requires is one the scenario can give: a
+title, a date, an amount, an e-mail, an option of an enum, or the row's scope (the task list a task
+goes in, the collection a ticket belongs to), which the agent finds by the scope row's name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from compoworld.manifest import ColumnDef
+from orchestrator.tasks.scenario.world import Table, World
+
+__all__ = ["PURPOSES", "Sink", "purpose_of", "shift_date", "sink_for", "stamp_like"]
+
+_PRIORITY_WORDS = ("priority", "severity", "urgency")
+#: what a row of a table is for, by the words of its entity name (the first purpose that matches)
+PURPOSES: dict[str, tuple[str, ...]] = {
+    "calendar": ("event", "meeting", "appointment", "booking", "reservation"),
+    "work": ("task", "ticket", "activity", "note", "comment", "issue", "case", "todo", "reminder"),
+    "money": ("invoice", "bill", "payment", "charge", "refund", "credit", "statement", "order", "quote"),
+    "message": ("message", "email", "mail", "sms", "notification"),
+}
+
+
+def purpose_of(table: Table) -> str | None:
+    """``work``, ``calendar``, ``money`` or ``message`` for a table whose entity name says so."""
+    words = set(table.entity.name.lower().split("_"))
+    for purpose, nouns in PURPOSES.items():
+        if words & set(nouns):
+            return purpose
+    return None
+
+
+@dataclass
+class Sink:
+    """A table to add rows to, and which of its columns take which part of the scenario."""
+
+    table: Table
+    title: str
+    date: ColumnDef | None = None
+    money: ColumnDef | None = None
+    email: str | None = None
+    name: str | None = None
+    priority: ColumnDef | None = None
+    scopes: list[tuple[str, Table, dict[str, Any]]] | None = None
+    fixed: dict[str, Any] | None = None
+    purpose: str | None = None
+
+    @property
+    def service(self) -> str:
+        return self.table.service
+
+
+def _settable(table: Table) -> dict[str, ColumnDef]:
+    tool = table.creator
+    if tool is None:
+        return {}
+    out: dict[str, ColumnDef] = {}
+    for column_name in tool.arg_columns.values():
+        column = table.entity.column(column_name)
+        if column is not None and not column.read_only and not column.primary_key:
+            out[column.name] = column
+    return out
+
+
+def _title(table: Table, columns: dict[str, ColumnDef]) -> str | None:
+    label = table.entity.label_column
+    if label in columns and columns[label].type == "string" and not columns[label].enum:
+        return label
+    for column in columns.values():
+        if column.type == "string" and (column.semantic or "") in ("title", "subject") and not column.enum:
+            return column.name
+    for name in ("title", "subject", "name", "summary", "notes", "description", "content", "text", "message"):
+        if name in columns and columns[name].type == "string" and not columns[name].enum:
+            return name
+    return None
+
+
+def _scopes(world: World, table: Table) -> list[tuple[str, Table, dict[str, Any]]] | None:
+    """Parent rows a required reference argument may point at: ones with a unique name, listable by the agent."""
+    tool = table.creator
+    assert tool is not None
+    for arg in tool.input_schema.get("required") or []:
+        column = table.entity.column(tool.arg_columns.get(arg, "")) if arg in tool.arg_columns else None
+        if column is None or not (column.ref or (column.semantic or "").startswith("id:")):
+            continue
+        target = column.ref or (column.semantic or "")[3:]
+        parent = next(
+            (t for t in world.tables.values() if t.service == table.service and t.entity.name == target), None
+        )
+        if parent is None or parent.lister is None:
+            return None
+        labelled = [r for r in parent.rows if parent.label_of(r)]
+        names = [parent.label_of(r) for r in labelled]
+        unique = [r for r, n in zip(labelled, names, strict=True) if names.count(n) == 1]
+        if not unique:
+            return None
+        return [(column.name, parent, r) for r in unique]
+    return None
+
+
+def sink_for(world: World, table: Table) -> Sink | None:
+    """The sink plan of a table, or None when its create tool needs something a scenario cannot give."""
+    tool = table.creator
+    if tool is None:
+        return None
+    columns = _settable(table)
+    title = _title(table, columns)
+    if title is None:
+        return None
+    sink = Sink(table=table, title=title, purpose=purpose_of(table))
+    for column in columns.values():
+        semantic = column.semantic or ""
+        if sink.date is None and semantic in ("date", "date-time") and column.type == "string":
+            sink.date = column
+        elif sink.money is None and semantic in ("money", "amount") and column.type in ("number", "integer"):
+            sink.money = column
+        elif sink.email is None and semantic == "email" and column.type == "string":
+            sink.email = column.name
+        elif sink.name is None and semantic == "person_name" and column.name != title:
+            sink.name = column.name
+        elif (
+            sink.priority is None
+            and column.enum
+            and len(column.enum) >= 2
+            and any(w in column.name.lower() for w in _PRIORITY_WORDS)
+        ):
+            sink.priority = column
+    sink.scopes = _scopes(world, table)
+    given = {title, *(c.name for c in (sink.date, sink.money, sink.priority) if c), sink.email, sink.name}
+    if sink.scopes:
+        given.add(sink.scopes[0][0])
+    fixed: dict[str, Any] = {}
+    for arg in tool.input_schema.get("required") or []:
+        column_name = tool.arg_columns.get(arg)
+        if column_name in given or arg in (tool.pk_arg,):
+            continue
+        option = columns.get(column_name or "")
+        if option is None or not option.enum:
+            return None
+        fixed[option.name] = option.enum[0]
+    sink.fixed = fixed
+    return sink
+
+
+def stamp_like(column: ColumnDef | None, day: dt.date) -> str:
+    """A day written the way a column holds dates: ``2026-02-03`` or ``2026-02-03T09:00:00Z``."""
+    if column is not None and ((column.format or "") == "date-time" or column.semantic == "date-time"):
+        return f"{day.isoformat()}T09:00:00Z"
+    return day.isoformat()
+
+
+def shift_date(value: str, days: int) -> dt.date:
+    """The calendar day ``days`` after the day a date or timestamp falls on."""
+    return dt.date.fromisoformat(value[:10]) + dt.timedelta(days=days)

@@ -1,0 +1,119 @@
+"""The request a colleague would write: frame, the work, the house rules, and what to report back.
+
+Offline the template is the instruction; phrasings vary by vertical and by seed. It states names,
+titles and thresholds, never an internal key, a tool name or a value the agent has to look up
+(``leaks``). With an LLM endpoint a rewrite replaces it only if every stated value survives
+(``missing``) and nothing hidden appears; otherwise the template stays.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compoworld.llm import LLMClient
+from orchestrator.rubric.normalize import normalize_text, numbers_in, value_text
+
+__all__ = ["Instruction", "Paraphraser", "compose", "internal_terms", "leaks", "missing"]
+
+_RULE_LEADS = ("House rule: {rule}.", "Remember our policy: {rule}.", "As always, {rule}.")
+_ASK_LEADS = (
+    "When you're done, reply with {asks}.",
+    "Finish by telling me {asks}.",
+    "In your reply, give me {asks}.",
+)
+
+
+@dataclass
+class Instruction:
+    """Rendered text plus the values it must state and the values it must not."""
+
+    text: str
+    required: list[Any] = field(default_factory=list)
+    hidden: list[Any] = field(default_factory=list)
+
+
+def _join(parts: Sequence[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def compose(
+    rng: random.Random, frame: str, sentences: Sequence[str], rules: Sequence[str], asks: Sequence[str]
+) -> str:
+    """Frame, the work, one line per house rule, and the report asked for."""
+    parts = [frame, *sentences]
+    for rule in rules:
+        parts.append(rng.choice(_RULE_LEADS).format(rule=rule))
+    if asks:
+        parts.append(rng.choice(_ASK_LEADS).format(asks=_join(list(asks))))
+    return " ".join(p.strip() for p in parts if p.strip())
+
+
+def _mentions(text: str, value: Any) -> bool:
+    norm = normalize_text(text)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return any(abs(n - float(value)) < 1e-9 for n in numbers_in(text))
+    needle = normalize_text(value_text(value))
+    return bool(needle) and needle in norm
+
+
+def missing(text: str, required: Sequence[Any]) -> list[Any]:
+    """Stated values the text lost."""
+    return [v for v in required if v is not None and not _mentions(text, v)]
+
+
+def leaks(text: str, hidden: Sequence[Any]) -> list[Any]:
+    """Hidden values the text gives away (short values and small numbers are too common to count)."""
+    out = []
+    for value in hidden:
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, (int, float)) and abs(float(value)) < 100 and float(value).is_integer():
+            continue
+        if isinstance(value, str) and len(value.strip()) < 4:
+            continue
+        if _mentions(text, value):
+            out.append(value)
+    return out
+
+
+def internal_terms(text: str, terms: Iterable[str]) -> list[str]:
+    """Tool names, service slugs and id-shaped tokens the text contains (a person would not write them)."""
+    found = [t for t in terms if len(t) > 3 and re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text)]
+    found += re.findall(r"\b[a-z]{2,5}_[0-9a-z]{6,}\b", text)
+    return found
+
+
+class Paraphraser:
+    """Rewrites a template instruction with an LLM; keeps the template when the rewrite loses or leaks a value."""
+
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+        self.accepted = 0
+        self.rejected = 0
+
+    async def __call__(self, instruction: Instruction, seed: int) -> str:
+        system = (
+            "Rewrite the user's request so it reads like a colleague asking for help with a real piece of "
+            "work in their business. Keep every quoted value, name and number exactly as written, keep "
+            "every step, rule and the report asked for, add no new facts or values. Reply with the request only."
+        )
+        try:
+            result = await self.client.chat(
+                [{"role": "system", "content": system}, {"role": "user", "content": instruction.text}],
+                seed=seed % 2**31,
+            )
+        except Exception:  # an LLM failure falls back to the template; the task stays valid
+            self.rejected += 1
+            return instruction.text
+        text = (result.content or "").strip()
+        if not text or missing(text, instruction.required) or leaks(text, instruction.hidden):
+            self.rejected += 1
+            return instruction.text
+        self.accepted += 1
+        return text

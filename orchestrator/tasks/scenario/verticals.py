@@ -1,0 +1,119 @@
+"""Business verticals as data: who the agent works for, and the house rules whose thresholds mean something.
+
+A scenario takes the vertical its services suggest (the domains of the services it touches) and
+draws its frame and rules from it: the amount at which work goes to a senior person, how many days
+a follow-up may wait. Adding a vertical is adding an entry to ``VERTICALS``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["VERTICALS", "Vertical", "vertical_for"]
+
+
+@dataclass(frozen=True)
+class Vertical:
+    """A line of business: the team's frame, its escalation thresholds and its follow-up rule."""
+
+    name: str
+    domains: tuple[str, ...]
+    team: str
+    frames: tuple[str, ...]
+    thresholds: tuple[int, ...]
+    escalation_rule: str
+    follow_up_days: tuple[int, ...]
+    follow_up_rule: str
+
+
+VERTICALS: tuple[Vertical, ...] = (
+    Vertical(
+        name="finance ops",
+        domains=("accounting", "payments", "finance"),
+        team="finance operations",
+        frames=(
+            "You are helping the finance operations team close out this week's customer accounts.",
+            "I run accounts receivable and I'm working through customer files before the month-end close.",
+        ),
+        thresholds=(100, 250, 500, 1000, 2500, 5000, 10000),
+        escalation_rule="anything that adds up to {threshold} or more goes to the credit controller",
+        follow_up_days=(3, 5, 7, 14),
+        follow_up_rule="payment chasers are due {days} days after the most recent transaction",
+    ),
+    Vertical(
+        name="support",
+        domains=("tickets", "messaging", "email", "calendar"),
+        team="customer support",
+        frames=(
+            "You are covering the customer support queue today.",
+            "I lead the support desk and need a hand with one of our customers.",
+        ),
+        thresholds=(100, 250, 500, 1000, 5000),
+        escalation_rule="customers whose open value is {threshold} or more are handled as priority accounts",
+        follow_up_days=(1, 2, 3, 5),
+        follow_up_rule="every follow-up is due {days} days after the customer's latest activity",
+    ),
+    Vertical(
+        name="sales ops",
+        domains=("crm", "general"),
+        team="sales operations",
+        frames=(
+            "You support the sales operations team, keeping customer records and next steps in order.",
+            "I'm in sales ops and we're tidying up our accounts before the pipeline review.",
+        ),
+        thresholds=(500, 1000, 2500, 5000, 10000, 25000),
+        escalation_rule="accounts worth {threshold} or more are reviewed by the account director",
+        follow_up_days=(2, 3, 7, 10),
+        follow_up_rule="next-step calls are booked {days} days after the last touchpoint",
+    ),
+    Vertical(
+        name="HR ops",
+        domains=("hr", "recruiting"),
+        team="people operations",
+        frames=(
+            "You help the people operations team keep staff and candidate records straight.",
+            "I work in HR operations and need help with one person's records.",
+        ),
+        thresholds=(100, 500, 1000, 2500),
+        escalation_rule="anything of {threshold} or more needs sign-off from the HR director",
+        follow_up_days=(2, 5, 7),
+        follow_up_rule="HR follow-ups are due {days} days after the latest record",
+    ),
+    Vertical(
+        name="legal ops",
+        domains=("legal", "storage", "documents"),
+        team="legal operations",
+        frames=(
+            "You assist the legal operations team with client matters.",
+            "I'm in legal ops; we are reviewing one client's file.",
+        ),
+        thresholds=(1000, 5000, 10000, 50000),
+        escalation_rule="any disbursement of {threshold} or more must be reviewed by the supervising partner",
+        follow_up_days=(3, 7, 14),
+        follow_up_rule="matter follow-ups are due {days} days after the latest filing",
+    ),
+    Vertical(
+        name="commerce ops",
+        domains=("commerce", "travel", "hotels", "ecommerce"),
+        team="commerce operations",
+        frames=(
+            "You work with the commerce operations team on customer orders and bookings.",
+            "I handle order operations and need help with one customer's history.",
+        ),
+        thresholds=(50, 100, 250, 500, 1000, 2500),
+        escalation_rule="orders adding up to {threshold} or more are checked by the fraud desk",
+        follow_up_days=(1, 2, 3, 7),
+        follow_up_rule="customer follow-ups are due {days} days after their latest order",
+    ),
+)
+
+
+def vertical_for(domains: Sequence[str], rng: random.Random) -> Vertical:
+    """The vertical most of these service domains point to (ties and strangers: one at random)."""
+    scores = [(sum(d in v.domains for d in domains), i) for i, v in enumerate(VERTICALS)]
+    best = max(s for s, _ in scores)
+    if best == 0:
+        return rng.choice(VERTICALS)
+    return VERTICALS[rng.choice([i for s, i in scores if s == best])]

@@ -1,0 +1,276 @@
+"""The world a scenario is set in: who is who across the mounted services, read off their seed state.
+
+Services are built one at a time, yet the same person is a CRM contact, a payer in the payment
+service and a recipient in the mailbox. This index finds those people by **real-world values**
+(an e-mail address, matched case-insensitively, wherever a row holds one: a top-level column or a
+nested field such as ``billing_address.email``), never by id strings that happen to coincide.
+
+For every table it records what a scenario needs: where its rows name a person (the e-mail path
+most of its rows fill), its name column, its typed columns by role (money, date, status, title),
+and the implemented tools that list, read, create, update and delete it, with the list filter that
+matches the e-mail column when the service has one. A **party** table is one whose rows are people
+(a name and a distinct e-mail per row); a **record** table holds rows *about* people (invoices,
+payments, bookings); a **sink** is a table an implemented create tool can add a row to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compoworld.manifest import ColumnDef, EntityDef, ToolDef
+from compoworld.runtime.service import ServiceRuntime
+from orchestrator.tasks.paths import get_path
+from orchestrator.tasks.seeds import SeedIndex
+
+__all__ = ["Person", "Table", "World", "email_paths", "is_day"]
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+_NAME_SEMANTICS = ("person_name", "full_name", "name")
+_MONEY = ("money", "amount", "price")
+#: column names that hold an amount when the spec did not tag them (``amount``, ``total_amount``)
+_MONEY_WORDS = ("amount", "total", "balance", "price", "cost", "fee", "subtotal")
+_DATE = ("date", "date-time", "datetime")
+_TITLE = ("title", "text", "subject")
+#: a table is keyed to people by an e-mail path only if this share of its rows fill it
+_COVERAGE = 0.8
+
+
+def email_paths(row: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
+    """(dotted path, e-mail) for every e-mail string in a row; lists are followed through index 0 only."""
+    out: list[tuple[str, str]] = []
+    if depth > 3:
+        return out
+    if isinstance(row, dict):
+        for key, value in row.items():
+            out += email_paths(value, f"{prefix}{key}.", depth + 1)
+    elif isinstance(row, list) and row:
+        out += email_paths(row[0], f"{prefix}0.", depth + 1)
+    elif isinstance(row, str) and _EMAIL.match(row):
+        out.append((prefix[:-1], row))
+    return out
+
+
+def is_day(value: Any) -> bool:
+    """A ``YYYY-MM-DD`` date or a timestamp starting with one."""
+    return isinstance(value, str) and len(value) >= 10 and value[:4].isdigit() and value[4] == "-"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _implemented(runtime: ServiceRuntime, tool: ToolDef) -> bool:
+    return runtime.tools[tool.name].backend == "implemented"
+
+
+def _required(tool: ToolDef) -> list[str]:
+    return [r for r in tool.input_schema.get("required") or [] if isinstance(r, str)]
+
+
+@dataclass
+class Table:
+    """One entity table of one service, with the roles of its columns and the tools that work on it."""
+
+    service: str
+    entity: EntityDef
+    rows: list[dict[str, Any]]
+    email_path: str | None = None
+    name_column: str | None = None
+    lister: ToolDef | None = None
+    filter_arg: str | None = None
+    reader: ToolDef | None = None
+    creator: ToolDef | None = None
+    updater: ToolDef | None = None
+    deleter: ToolDef | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.service, self.entity.table
+
+    @property
+    def pk(self) -> str:
+        return self.entity.pk
+
+    @property
+    def noun(self) -> str:
+        """How a person calls a row of this table: 'invoice', 'time off request'."""
+        name = self.entity.name
+        prefix = self.service.split("_")[0] + "_"
+        if name.startswith(prefix) and len(name) > len(prefix):
+            name = name[len(prefix) :]
+        return name.replace("_", " ")
+
+    @property
+    def is_party(self) -> bool:
+        """Rows are people: a name column and one distinct e-mail per row."""
+        if self.email_path is None or self.name_column is None:
+            return False
+        emails = [self.email_of(r) for r in self.rows]
+        known = [e for e in emails if e]
+        return len(known) >= 3 and len(set(known)) == len(known)
+
+    def email_of(self, row: dict[str, Any]) -> str | None:
+        if self.email_path is None:
+            return None
+        value = get_path(row, self.email_path)
+        return value.lower() if isinstance(value, str) and _EMAIL.match(value) else None
+
+    def columns(self, semantics: tuple[str, ...], types: tuple[str, ...] = ()) -> list[ColumnDef]:
+        """Top-level columns whose semantic (or, failing that, type) is one of these."""
+        return [
+            c
+            for c in self.entity.columns
+            if not c.primary_key and ((c.semantic or "") in semantics or (types and c.type in types))
+        ]
+
+    def money_columns(self) -> list[ColumnDef]:
+        """Amount columns: tagged money, or a number named like an amount (``total_amount``)."""
+        named = [
+            c
+            for c in self.entity.columns
+            if c.type in ("number", "integer")
+            and not c.primary_key
+            and c.name.lower().rsplit("_", 1)[-1] in _MONEY_WORDS
+            and c not in self.columns(_MONEY)
+        ]
+        return [c for c in [*self.columns(_MONEY), *named] if self._share(c, _is_number) >= _COVERAGE]
+
+    def _share(self, column: ColumnDef, test: Any) -> float:
+        return sum(1 for r in self.rows if test(r.get(column.name))) / len(self.rows) if self.rows else 0.0
+
+    def date_columns(self) -> list[ColumnDef]:
+        return [c for c in self.columns(_DATE) if self._share(c, is_day) >= _COVERAGE]
+
+    def status_columns(self) -> list[ColumnDef]:
+        """Columns with a small set of string values: status, priority, stage."""
+        out = []
+        for c in self.entity.columns:
+            if c.primary_key or c.type != "string" or c.ref:
+                continue
+            values = [r.get(c.name) for r in self.rows]
+            if not all(isinstance(v, str) and v for v in values):
+                continue
+            distinct = set(values)
+            if (c.enum or c.semantic == "status") and 2 <= len(distinct) <= 6:
+                out.append(c)
+        return out
+
+    def label_of(self, row: dict[str, Any]) -> str | None:
+        """A name a person would use for the row: its name/title/number column, if it has a readable one."""
+        for name in [self.name_column, self.entity.label_column, "number", "title", "subject", "name"]:
+            value = row.get(name) if name else None
+            if isinstance(value, str) and 3 <= len(value) <= 80 and not value[:4].isdigit():
+                return value
+        return None
+
+
+@dataclass
+class Person:
+    """Someone the services know, by e-mail: the party rows that are them, and the records about them."""
+
+    email: str
+    name: str
+    parties: list[tuple[Table, dict[str, Any]]] = field(default_factory=list)
+    records: list[tuple[Table, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def is_person(self) -> bool:
+        """A person (named by a person-name column), not an organisation."""
+        return any(
+            (t.entity.column(t.name_column or "") or t.entity.columns[0]).semantic == "person_name"
+            for t, _ in self.parties
+        )
+
+    @property
+    def services(self) -> set[str]:
+        return {t.service for t, _ in [*self.parties, *self.records]}
+
+
+class World:
+    """Every table of a library with its roles and tools, and every person by e-mail."""
+
+    def __init__(self, runtimes: Mapping[str, ServiceRuntime], seeds: SeedIndex | None = None) -> None:
+        self.runtimes = runtimes
+        self.seeds = seeds or SeedIndex(runtimes)
+        self.tables: dict[tuple[str, str], Table] = {}
+        for name in sorted(runtimes):
+            for entity in runtimes[name].manifest.entities:
+                table = self._table(runtimes[name], entity)
+                if table is not None:
+                    self.tables[table.key] = table
+        self.people: dict[str, Person] = {}
+        self._index_people()
+
+    def _table(self, runtime: ServiceRuntime, entity: EntityDef) -> Table | None:
+        rows = self.seeds.rows(runtime.name, entity.table)
+        if not rows:
+            return None
+        table = Table(runtime.name, entity, rows)
+        paths = Counter(p for r in rows for p in dict(email_paths(r)))
+        # a path ending in a list index (``emails.0``) is the row's own address book, not who it is about
+        best = [
+            p
+            for p, n in paths.most_common()
+            if n >= _COVERAGE * len(rows) and not p.rsplit(".", 1)[-1].isdigit()
+        ]
+        if best:
+            table.email_path = min(best, key=lambda p: (-paths[p], p.count("."), p))
+        names = table.columns(_NAME_SEMANTICS) or table.columns(("company_name",))
+        if names:
+            table.name_column = names[0].name
+        for tool in runtime.manifest.tools:
+            if tool.entity != entity.name or not _implemented(runtime, tool):
+                continue
+            self._attach(table, tool)
+        return table
+
+    def _attach(self, table: Table, tool: ToolDef) -> None:
+        required = set(_required(tool)) - {tool.limit_arg, tool.pk_arg}
+        if tool.operation in ("list", "search") and table.lister is None and not required:
+            table.lister = tool
+            email_column = table.email_path if table.email_path and "." not in table.email_path else None
+            table.filter_arg = next(
+                (a for a, c in sorted(tool.arg_columns.items()) if email_column and c == email_column), None
+            )
+        elif tool.operation == "read" and table.reader is None and not required:
+            table.reader = tool
+        elif tool.operation == "create" and table.creator is None:
+            table.creator = tool
+        elif tool.operation == "update" and table.updater is None:
+            table.updater = tool
+        elif tool.operation == "delete" and table.deleter is None and not required:
+            table.deleter = tool
+
+    def _index_people(self) -> None:
+        for table in self.tables.values():
+            if table.email_path is None or table.lister is None:
+                continue
+            party = table.is_party
+            for row in table.rows:
+                email = table.email_of(row)
+                if email is None:
+                    continue
+                person = self.people.setdefault(email, Person(email=email, name=""))
+                if party:
+                    person.parties.append((table, row))
+                    if not person.name and isinstance(row.get(table.name_column or ""), str):
+                        person.name = str(row[table.name_column or ""]).strip()
+                elif table.entity.population_role is None:
+                    person.records.append((table, row))
+        self.people = {e: p for e, p in sorted(self.people.items()) if p.name and p.parties}
+
+    def namesakes(self, person: Person) -> list[Person]:
+        """Other people with the same name (near-duplicates an agent has to tell apart)."""
+        key = person.name.casefold()
+        return [p for p in self.people.values() if p is not person and p.name.casefold() == key]
+
+    def sinks(self) -> list[Table]:
+        """Tables an implemented create tool adds rows to."""
+        return [t for t in self.tables.values() if t.creator is not None]
+
+    def table(self, service: str, table: str) -> Table | None:
+        return self.tables.get((service, table))
