@@ -1,10 +1,11 @@
-"""Benchmark: verified tasks per second (plan + replay + rubric + gold, do-nothing, valid and wrong solutions).
+"""Benchmark: verified scenario tasks per second (plan on forks, rubric, gold, do-nothing, valid and wrong solutions).
 
     python bench/bench_taskgen.py [--library DIR] [--n 500] [--seed 7] [--json OUT]
 
 Without ``--library`` it uses the starter library when it has services, else the
 hand-built 4-service test library (tests/tasks_library.py) in a temporary folder.
-Prints the figure docs/performance.md records.
+Prints the figures docs/performance.md and docs/tasks.md record: throughput, the solution-family
+rates, and the target shares of ``tasks stats``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ if str(ROOT) not in sys.path:
 
 from compoworld.runtime import load_library  # noqa: E402
 from compoworld.settings import Settings  # noqa: E402
-from orchestrator.graph.build import build_graph  # noqa: E402
 from orchestrator.tasks.check import check_tasks  # noqa: E402
 from orchestrator.tasks.generate import GenerateOptions, TaskGenerator  # noqa: E402
+from orchestrator.tasks.stats import shares  # noqa: E402
 
 
 def _library(arg: str | None, scratch: Path) -> tuple[Path, str]:
@@ -55,9 +56,8 @@ def main() -> None:
         t0 = time.perf_counter()
         runtimes = load_library(library, Settings(library=library, llm_base_url=None))
         t1 = time.perf_counter()
-        graph = build_graph([r.manifest for r in runtimes.values()])
+        generator = TaskGenerator(runtimes, GenerateOptions(n=args.n, seed=args.seed))
         t2 = time.perf_counter()
-        generator = TaskGenerator(runtimes, GenerateOptions(n=args.n, seed=args.seed), graph=graph)
         tasks, report = asyncio.run(generator.run())
         t3 = time.perf_counter()
         check = check_tasks(list(enumerate(tasks, start=1)), [], runtimes)
@@ -66,12 +66,11 @@ def main() -> None:
         "library": which,
         "services": len(runtimes),
         "tools": sum(len(r.tools) for r in runtimes.values()),
-        "graph_edges": len(graph.edges),
-        "cross_service_edges": report.cross_service_edges,
+        "people": report.people,
         "tasks": report.produced,
         "requested": args.n,
         "load_s": round(t1 - t0, 3),
-        "graph_s": round(t2 - t1, 3),
+        "world_index_s": round(t2 - t1, 3),
         "generate_s": round(t3 - t2, 3),
         "verified_tasks_per_s": round(report.produced / (t3 - t2), 1) if t3 > t2 else 0.0,
         "check_tasks_per_s": round(len(tasks) / (t4 - t3), 1) if t4 > t3 and tasks else 0.0,
@@ -83,11 +82,12 @@ def main() -> None:
         "check_valid_variants_complete": round(check.solutions.valid_rate, 4),
         "check_wrong_solutions_caught": round(check.solutions.wrong_caught_rate, 4),
         "check_valid": check.valid,
+        **{name: round(value, 3) for name, value in shares(tasks).items()},
         "python": platform.python_version(),
         "cpus": __import__("os").cpu_count(),
     }
     for key, value in figures.items():
-        print(f"{key:>24}: {value}")
+        print(f"{key:>62}: {value}")
     print(f"\nverified tasks/s: {figures['verified_tasks_per_s']} (generation + verification, one core)")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")

@@ -83,9 +83,13 @@ def run_demo(
     else:
         tasks, note = _generate(runtimes, n_tasks, seed)
     if not tasks:
-        raise CompoWorldError(f"no tasks to run ({note}); the library may have no usable walks")
+        raise CompoWorldError(f"no tasks to run ({note}); the library may know no person in two services")
     written = out / "tasks.jsonl"
     write_tasks(written, tasks)
+    first = tasks[0]
+    scenario = ", ".join(first.meta.scenario) or "walk"
+    console.print(f"[bold]example task[/bold] ({scenario}; {', '.join(first.services)}):")
+    console.print(first.instruction, highlight=False)
     rows.append(("tasks", note, str(written)))
     orch = Orchestrator.embedded(runtimes, settings)
     cfg = RunConfig(mode=mode, rollouts=rollouts, concurrency=8, seed=seed)

@@ -17,6 +17,7 @@ from orchestrator.report import report, summarize
 from orchestrator.runner import RunConfig, run_tasks
 from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import serving, task_create, task_update, write_library
+from tests.tasks_library import write_library as scenario_library
 
 
 def cli() -> typer.Typer:
@@ -106,7 +107,7 @@ async def test_run_drives_a_remote_orchestrator_over_http(tmp_path: Path) -> Non
 
 
 def test_demo_runs_end_to_end_on_a_hand_made_library(tmp_path: Path) -> None:
-    write_library(tmp_path / "lib")
+    scenario_library(tmp_path / "lib")  # people known in several services: what scenarios are built on
     out = tmp_path / "demo"
     result = CliRunner().invoke(
         cli_app(), ["demo", "--library", str(tmp_path / "lib"), "--out", str(out), "--n-tasks", "4"]

@@ -27,6 +27,7 @@ from compoworld.settings import Settings  # noqa: E402
 from orchestrator.client import OrchestratorClient  # noqa: E402
 from orchestrator.tasksource import write_tasks  # noqa: E402
 from tests.orchestrator_fixture import task_create, write_library  # noqa: E402
+from tests.tasks_library import write_library as scenario_library  # noqa: E402
 from trainer import smoke  # noqa: E402
 from trainer.grpo import grpo_advantages, ppo_clip_loss  # noqa: E402
 from trainer.smoke import Rollout, _play, app, run_smoke  # noqa: E402
@@ -146,7 +147,7 @@ async def test_a_prompt_beyond_the_tiny_model_is_a_clear_error(
 
 def test_smoke_runs_end_to_end_on_cpu_with_generated_tasks(tmp_path: Path, capsys: Any) -> None:
     """The default path: library -> orchestrator.tasks -> embedded orchestrator on 127.0.0.1 -> GRPO."""
-    write_library(tmp_path / "lib")
+    scenario_library(tmp_path / "lib")  # people known in several services: what scenarios are built on
     log = tmp_path / "metrics.jsonl"
     records = run_smoke(
         library=tmp_path / "lib",
@@ -158,7 +159,7 @@ def test_smoke_runs_end_to_end_on_cpu_with_generated_tasks(tmp_path: Path, capsy
         device="cpu",
         log_path=log,
     )
-    assert "orchestrator: embedded on 127.0.0.1, 3 services" in capsys.readouterr().out
+    assert "orchestrator: embedded on 127.0.0.1, 4 services" in capsys.readouterr().out
     assert len(records) == 1
     rec = records[0]
     assert math.isfinite(rec["loss"]) and 0.0 <= rec["reward_mean"] <= 1.0
@@ -183,7 +184,7 @@ def test_smoke_on_an_empty_library_fails_with_a_clear_message(tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_smoke_module_runs_one_cpu_step(tmp_path: Path) -> None:
-    write_library(tmp_path / "lib")
+    scenario_library(tmp_path / "lib")
     log = tmp_path / "m.jsonl"
     proc = subprocess.run(
         [

@@ -35,6 +35,9 @@ class SeedCache:
         self._by_raw: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
         self._text: dict[tuple[str, str], str] = {}
         self._hash: dict[str, str] = {}
+        #: results of implemented read tools on a service nobody has written to yet in the episode, by
+        #: (service, tool, today, canonical arguments): the same call on the same seed returns the same data
+        self.reads: dict[tuple[str, str, str, str], Any] = {}
 
     def rows(self, runtime: ServiceRuntime, table: str) -> list[dict[str, Any]]:
         key = (runtime.name, table)

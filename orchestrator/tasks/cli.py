@@ -221,12 +221,20 @@ def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> N
     s = task_stats(tasks)
     two, three = s.share_multi_service
     console.print(f"{s.tasks} tasks; {two:.0%} touch 2+ services, {three:.0%} touch 3+")
+    targets = Table(title="targets")
+    targets.add_column("share of tasks")
+    targets.add_column("value", justify="right")
+    for name, value in s.shares.items():
+        targets.add_row(name, f"{value:.1f}" if name.startswith("mean") else f"{value:.0%}")
+    console.print(targets)
     steps = sum(s.steps_by_kind.values())
     for title, counts, total in [
         ("services per task", s.services_per_task, s.tasks),
         ("walk length", s.walk_length, s.tasks),
         ("capabilities", s.capabilities, s.tasks),
         ("domains", s.domains, s.tasks),
+        ("archetypes", s.archetypes, s.tasks),
+        ("verticals", s.verticals, s.tasks),
         ("steps: read / write", s.steps_by_kind, steps),
         ("steps by operation", s.operations, steps),
         ("criteria by kind", s.criteria_by_kind, sum(s.criteria_by_kind.values())),

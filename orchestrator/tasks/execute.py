@@ -1,16 +1,19 @@
 """Run tool calls in-process on per-episode forks: the fast path of task generation and verification.
 
 A ``Session`` is one episode across the services it touches. It forks a service on first
-use (with the task's frozen today) and drops every fork on close, so thousands of walks
-leave nothing behind. Implemented tools run synchronously (``ServiceRuntime.dispatch``); only
-simulated tools await the world model.
+use (with the task's frozen today) and drops every fork on close, so thousands of drafts and
+solution runs leave nothing behind. Implemented tools run synchronously (``ServiceRuntime.dispatch``);
+only simulated tools await the world model. A read of a service the episode has not written to
+yet sees exactly the seed, so its result is shared through the ``SeedCache`` across episodes
+(gold, variants and wrong solutions list the same tables many times).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from compoworld.contracts import ToolResult
 from compoworld.runtime.service import ServiceRuntime
@@ -34,6 +37,7 @@ class Session:
         self.today = today
         self.cache = cache or SeedCache()
         self.forked: list[str] = []
+        self.written: set[str] = set()
 
     def open(self, services: Iterable[str]) -> Session:
         """Fork these services now (a grader may read a service the calls never touched)."""
@@ -52,8 +56,22 @@ class Session:
         """The result of one tool call in this episode."""
         if service not in self.runtimes:
             return ToolResult.fail("unknown_service", f"no service '{service}'")
-        result = self._ensure(service).dispatch(self.episode_id, tool, args)
-        return result if isinstance(result, ToolResult) else await result.run()
+        runtime = self._ensure(service)
+        bound = runtime.tools.get(tool)
+        key = None
+        if bound is not None and bound.defn.kind == "read" and bound.backend == "implemented":
+            if service not in self.written:
+                key = (service, tool, self.today, json.dumps(args, sort_keys=True, default=str))
+                hit = self.cache.reads.get(key)
+                if hit is not None:
+                    return cast(ToolResult, hit)
+        else:
+            self.written.add(service)
+        result = runtime.dispatch(self.episode_id, tool, args)
+        out = result if isinstance(result, ToolResult) else await result.run()
+        if key is not None and out.success:
+            self.cache.reads[key] = out
+        return out
 
     def select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return self._ensure(service).select(self.episode_id, table, where)
@@ -70,6 +88,7 @@ class Session:
         for service in self.forked:
             self.runtimes[service].delete(self.episode_id)
         self.forked = []
+        self.written = set()
 
     def __enter__(self) -> Session:
         return self

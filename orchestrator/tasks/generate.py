@@ -65,7 +65,7 @@ class GenerateOptions(BaseModel):
         default=(2, 6), description="Bounds of distractor services per task."
     )
     chain_rate: float = Field(
-        default=0.6,
+        default=0.8,
         ge=0,
         le=1,
         description="Chance of chaining each further archetype (up to two, and a message).",
@@ -166,7 +166,7 @@ class TaskGenerator:
         for attempt in range(self.options.attempts):
             report.walks += 1
             try:
-                outcome = await self._draft(rng, index, attempt)
+                outcome, instruction = await self._draft(rng, index, attempt)
             except DraftRejected as rejected:
                 report.failures[rejected.reason] = report.failures.get(rejected.reason, 0) + 1
                 continue
@@ -184,6 +184,9 @@ class TaskGenerator:
                 )
                 report.failures[reason] = report.failures.get(reason, 0) + 1
                 continue
+            if self.paraphraser is not None:  # only a kept task is worth a model call
+                seed = derive_seed("paraphrase", outcome.id, attempt) % 2**32
+                outcome.instruction = await self.paraphraser(instruction, seed)
             return outcome, check
         return None
 
@@ -194,8 +197,9 @@ class TaskGenerator:
             raise DraftRejected("no archetype fits this library")
         return usable[(index + attempt * 7) % len(usable)] if attempt < 2 else rng.choice(usable)
 
-    async def _draft(self, rng: random.Random, index: int, attempt: int) -> Task:
-        """One unverified task from a fresh scenario; ``DraftRejected`` with the reason when it cannot be one."""
+    async def _draft(self, rng: random.Random, index: int, attempt: int) -> tuple[Task, Instruction]:
+        """One unverified task from a fresh scenario, and its instruction with the values it must state and
+        hide; ``DraftRejected`` with the reason when it cannot be one."""
         opts = self.options
         archetype = self._archetype(rng, index, attempt)
         subject = rng.choice(self.pools[archetype.name])
@@ -231,17 +235,15 @@ class TaskGenerator:
             raise DraftRejected("instruction would reveal a looked-up value")
         if internal_terms(text, self.terms):
             raise DraftRejected("instruction names a tool or an internal key")
-        if self.paraphraser is not None:
-            instruction = Instruction(text, required=list(draft.stated), hidden=hidden)
-            text = await self.paraphraser(instruction, derive_seed("paraphrase", episode) % 2**32)
-        return self._task(index, draft, rubric, hashes, text, distractors, chained, vertical.name)
+        task = self._task(index, draft, rubric, hashes, text, distractors, chained, vertical.name)
+        return task, Instruction(text, required=list(draft.stated), hidden=hidden)
 
     def _chain(self, rng: random.Random, first: Archetype, subject: Subject) -> list[Archetype]:
         """Archetypes to chain after the first over the same person: another record workflow, a message."""
         out: list[Archetype] = []
         others = [a for a in self.archetypes if a is not first and a.needs != ("none",) and _fits(a, subject)]
         rng.shuffle(others)
-        for other in others[:2]:
+        for other in others[:3]:
             if rng.random() < self.options.chain_rate:
                 out.append(other)
         notify = next((a for a in self.archetypes if a.name == "notify"), None)

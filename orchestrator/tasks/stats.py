@@ -1,15 +1,22 @@
-"""Distributions over a task file: services per task, walk length, capabilities, domains, reads vs writes."""
+"""Distributions over a task file, and the shares the task targets are stated in.
+
+Besides the distributions (services per task, walk length, capabilities, domains, reads vs writes),
+``TaskStats.shares`` gives the issue's targets: instructions that leak an internal key, a tool name,
+a Python repr or a filler literal; tasks that need discovery, carry a rule or condition, need
+aggregation or ranking, touch four or more services; the mean number of gold calls.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
 from orchestrator.models import Task
 
-__all__ = ["TaskStats", "task_stats"]
+__all__ = ["TaskStats", "shares", "task_stats", "unnatural"]
 
 
 class TaskStats(BaseModel):
@@ -25,6 +32,9 @@ class TaskStats(BaseModel):
     criteria_by_kind: dict[str, int] = Field(description="Criterion kind -> criteria.")
     splits: dict[str, int] = Field(description="Split -> tasks.")
     service_use: dict[str, int] = Field(description="Service -> tasks that need it.")
+    archetypes: dict[str, int] = Field(default_factory=dict, description="Archetype -> tasks chaining it.")
+    verticals: dict[str, int] = Field(default_factory=dict, description="Vertical -> tasks framed by it.")
+    shares: dict[str, float] = Field(default_factory=dict, description="Target name -> share (or mean).")
 
     @property
     def share_multi_service(self) -> tuple[float, float]:
@@ -42,6 +52,42 @@ def _sorted(counter: Counter[str], numeric: bool = False) -> dict[str, int]:
     return dict(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+#: what a person would not write in a request: id-shaped keys, Python reprs, word-pair fillers
+_KEY = re.compile(r"\b[a-z]{2,5}_[0-9a-z]{6,}\b")
+_REPR = re.compile(r"[\[{]'|': |\bNone\b|\bTrue\b|\bFalse\b")
+_FILLER = re.compile(r"'([a-z]+) ([a-z]+)'")
+_MALFORMED_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:]+Z[A-Za-z0-9]")
+
+
+def unnatural(task: Task) -> list[str]:
+    """What in the task's instruction no colleague would write (empty for a natural request)."""
+    text = task.instruction
+    found = _KEY.findall(text) + _REPR.findall(text) + _MALFORMED_STAMP.findall(text)
+    found += [" ".join(pair) for pair in _FILLER.findall(text)]
+    found += [g.tool for g in task.gold_calls if re.search(rf"(?<![\w-]){re.escape(g.tool)}(?![\w-])", text)]
+    return found
+
+
+def _share(tasks: Sequence[Task], test: Callable[[Task], object]) -> float:
+    return sum(1 for t in tasks if test(t)) / len(tasks) if tasks else 0.0
+
+
+def shares(tasks: Sequence[Task]) -> dict[str, float]:
+    """The target shares of a set of tasks (each a fraction, the last a mean)."""
+
+    def caps(t: Task) -> set[str]:
+        return set(t.meta.capabilities)
+
+    return {
+        "instructions with an internal key, tool name, repr or filler": _share(tasks, lambda t: unnatural(t)),
+        "need discovery": _share(tasks, lambda t: "discovery" in caps(t)),
+        "carry a business rule or condition": _share(tasks, lambda t: "conditional" in caps(t)),
+        "need aggregation or ranking": _share(tasks, lambda t: bool(caps(t) & {"aggregation", "ranking"})),
+        "touch 4+ services": _share(tasks, lambda t: len(t.services) >= 4),
+        "mean gold calls": sum(len(t.gold_calls) for t in tasks) / len(tasks) if tasks else 0.0,
+    }
+
+
 def task_stats(tasks: Sequence[Task]) -> TaskStats:
     steps = [s for t in tasks for s in t.meta.walk]
     return TaskStats(
@@ -55,4 +101,7 @@ def task_stats(tasks: Sequence[Task]) -> TaskStats:
         criteria_by_kind=_sorted(Counter(c.kind for t in tasks for c in t.rubric)),
         splits=_sorted(Counter(t.meta.split for t in tasks)),
         service_use=_sorted(Counter(s for t in tasks for s in t.services)),
+        archetypes=_sorted(Counter(a for t in tasks for a in t.meta.scenario)),
+        verticals=_sorted(Counter(t.meta.vertical for t in tasks if t.meta.vertical)),
+        shares=shares(tasks),
     )

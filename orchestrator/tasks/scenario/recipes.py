@@ -156,7 +156,10 @@ def _cap(text: str) -> str:
 async def _report(scene: Scene) -> None:
     current = await scene.use_records(lambda t, rows: True)
     table, rows = current.table, current.rows
-    scene.sentences.append(f"Then find every {table.noun} of theirs in {scene.system(table)}.")
+    if scene.reused:
+        scene.sentences.append(f"Count those {table.noun}s in {scene.system(table)} as well.")
+    else:
+        scene.sentences.append(f"Then find every {table.noun} of theirs in {scene.system(table)}.")
     scene.draft.answer(f"number of {table.noun}s in {table.service}", len(rows))
     scene.asks.append(f"how many {table.noun}s they have in {scene.system(table)}")
     scene.draft.labels.add("aggregation")
@@ -177,6 +180,7 @@ async def _rank(scene: Scene) -> None:
     if values.count(top) != 1:
         raise DraftRejected("no single largest record")
     row = rows[values.index(top)]
+    await scene.open_record(row)
     scene.sentences.append(
         f"Go through their {table.noun}s in {scene.system(table)} and pick the one with the largest "
         f"{_words(column)}."
@@ -202,6 +206,7 @@ async def _follow_up(scene: Scene) -> None:
     assert column is not None
     days = scene.draft.rng.choice(scene.vertical.follow_up_days)
     latest = max(str(r.get(column.name)) for r in rows)
+    await scene.open_record(next(r for r in rows if str(r.get(column.name)) == latest))
     sink = _sink(scene, ("work", "calendar"), date=True)
     assert sink.date is not None
     due = stamp_like(sink.date, shift_date(latest, days))
@@ -366,6 +371,40 @@ async def _clean_up(scene: Scene) -> None:
     scene.draft.labels |= {"conditional"} | ({"multi-write"} if len(doomed) > 1 else set())
 
 
+async def _reconcile(scene: Scene) -> None:
+    """The amount one system keeps on the person must equal the total of their records in another; fix it."""
+    party, row = scene.subject.party, scene.subject.party_row
+    own = next((c for c in party.money_columns() if isinstance(row.get(c.name), (int, float))), None)
+    if party.updater is None or own is None or own.name not in party.updater.arg_columns.values():
+        raise DraftRejected("the party row keeps no amount to reconcile")
+    current = await scene.use_records(lambda t, rows: _money(t, rows) is not None)
+    table, rows = current.table, current.rows
+    column = _money(table, rows)
+    assert column is not None
+    total = round(sum(scene.numeric(column)), 2)
+    if own.type == "integer" and not float(total).is_integer():
+        raise DraftRejected("integer amount column cannot take the total")
+    value: float | int = int(total) if own.type == "integer" else total
+    differs = abs(float(row[own.name]) - total) > 0.005
+    system_a, system_b = scene.system(party), scene.system(table)
+    scene.rules.append(
+        f"{system_b} is the source of truth for amounts: {system_a}'s {_words(own)} must equal the total "
+        f"{_words(column)} of the customer's {table.noun}s there"
+    )
+    scene.sentences.append(
+        f"Reconcile their {_words(own)} in {system_a} with their {table.noun}s in {system_b}, and correct "
+        f"{system_a} if the two disagree."
+    )
+    if differs:
+        await scene.draft.update(party, scene.party_found, row, {own.name: value})
+    scene.draft.answer(f"total {column.name}", total)
+    scene.asks.append(f"the total {_words(column)} of those {table.noun}s")
+    scene.asks.append(f"whether {system_a} had to be corrected")
+    scene.draft.answer("corrected", "yes" if differs else "no")
+    scene.draft.hidden.append(value)
+    scene.draft.labels |= {"aggregation", "conditional", "data transformation"}
+
+
 Rule = tuple[str, list[Any], list[dict[str, Any]]]
 
 
@@ -383,7 +422,7 @@ def _rules(table: Table, rows: tuple[dict[str, Any], ...]) -> list[Rule]:
         if len(days) >= 2:
             cutoff = days[-1]
             doomed = [r for r in rows if str(r.get(column.name))[:10] < cutoff]
-            out.append((f"{table.noun}s with a {_words(column)} before {cutoff}", [cutoff], doomed))
+            out.append((f"{table.noun}s whose '{_words(column)}' date is before {cutoff}", [cutoff], doomed))
     return out
 
 
@@ -408,6 +447,7 @@ for _archetype in (
     Archetype("bill", ("money",), _bill, "total a person's amounts into a statement"),
     Archetype("notify", ("none",), _notify, "message the person at the e-mail another system holds"),
     Archetype("mirror", ("none",), _mirror, "copy a person into a system that lacks them"),
-    Archetype("clean_up", ("delete",), _clean_up, "delete the records a rule covers"),
+    Archetype("clean_up", ("delete",), _clean_up, "delete or close the records a rule covers"),
+    Archetype("reconcile", ("money",), _reconcile, "make one system's amount match another's records"),
 ):
     ARCHETYPES.register(_archetype.name, _archetype)

@@ -98,6 +98,7 @@ class Scene:
     email_ref: str
     party_found: Found
     current: Records | None = None
+    reused: bool = False
     listed: list[Records] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
     asks: list[str] = field(default_factory=list)
@@ -132,16 +133,33 @@ class Scene:
         return system_name(self.world, table.service)
 
     async def use_records(self, accept: Callable[[Table, tuple[dict[str, Any], ...]], bool]) -> Records:
-        """List a record table of the person's that ``accept`` takes and no archetype used yet."""
-        used = {r.table.key for r in self.listed}
-        options = [(t, rows) for t, rows in self.subject.records if t.key not in used and accept(t, rows)]
+        """A record table of the person's that ``accept`` takes: a fresh one (listed now) where there is one,
+        else one an earlier archetype already listed (its listing is reused)."""
+        used = {r.table.key: r for r in self.listed}
+        options = [(t, rows) for t, rows in self.subject.records if accept(t, rows)]
+        fresh = [o for o in options if o[0].key not in used]
         if not options:
             raise DraftRejected("the person has no records this archetype can use")
-        table, rows = self.draft.rng.choice(options)
+        table, rows = self.draft.rng.choice(fresh or options)
+        self.reused = table.key in used
+        if self.reused:
+            self.current = used[table.key]
+            return self.current
         found = await self.draft.list_rows(table, list(rows), person=self.person, via=self.email_ref)
         self.current = Records(table, rows, found)
         self.listed.append(self.current)
         return self.current
+
+    async def open_record(self, row: dict[str, Any]) -> None:
+        """Open one found record by its key, as a person checks the one they picked (where it can be read)."""
+        current = self.current
+        reader = current.table.reader if current is not None else None
+        if current is None or reader is None or not reader.pk_arg:
+            return
+        table, key = current.table, reader.pk_arg
+        await self.draft.call(
+            table.service, reader, {key: row.get(table.pk)}, {key: current.found.ref(row, table.pk)}
+        )
 
     def numeric(self, column: ColumnDef) -> list[float]:
         values = [r.get(column.name) for r in self.rows]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef, ToolDef
+from compoworld.population import PERSON_ROLES
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.tasks.paths import get_path
 from orchestrator.tasks.seeds import SeedIndex
@@ -179,7 +180,11 @@ class Person:
 
     @property
     def is_person(self) -> bool:
-        """A person (named by a person-name column), not an organisation."""
+        """A person, not an organisation: by the population role its party tables are cast from, else by
+        the semantic of their name column."""
+        roles = {t.entity.population_role for t, _ in self.parties} - {None}
+        if roles:
+            return bool(roles & set(PERSON_ROLES))
         return any(
             (t.entity.column(t.name_column or "") or t.entity.columns[0]).semantic == "person_name"
             for t, _ in self.parties
