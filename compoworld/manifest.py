@@ -107,10 +107,10 @@ class ActionDef(BaseModel):
     ``requires`` or holds a value in ``refuses`` (already cancelled, in a terminal state).
     """
 
-    kind: Literal["transition", "insert", "copy", "clear", "set"] = Field(
+    kind: Literal["transition", "insert", "copy", "clear", "set", "lookup"] = Field(
         description="transition: move the row's status/flags; insert: add the row the read side "
         "lists; copy: insert a copy of the row; clear: delete the row's children; set: write the "
-        "columns the arguments name."
+        "columns the arguments name; lookup: a read action answered from the addressed row."
     )
     verb: str = Field(description="The spec's verb (cancel, pause, send...).")
     target: str = Field(description="Entity whose rows the action writes.")

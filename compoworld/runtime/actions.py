@@ -200,12 +200,20 @@ def _clear(
     return row
 
 
+def _lookup(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> dict[str, Any]:
+    """A read action: the addressed row (``not_found`` when the state does not hold it), unchanged."""
+    return _scoped(tool, table, episode, args)
+
+
 _KINDS: dict[str, Callable[[StateStore, ToolDef, EntityTable, Episode, dict[str, Any]], dict[str, Any]]] = {
     "transition": _transition,
     "insert": _insert,
     "copy": _copy,
     "set": _set,
     "clear": _clear,
+    "lookup": _lookup,
 }
 
 

@@ -14,14 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.manifest import ActionDef, ColumnDef, EntityDef
-from compoworld.specs.model import FieldSpec, ToolSpec
+from compoworld.specs.model import ToolSpec
+from compoworld.synth.action_args import arg_columns, column_named, destination_arg, parent_columns, text_arg
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key, singular, split_words
 from compoworld.synth.paths import parse_path
+from compoworld.synth.readside import READ_REASON, bind_lookup, row_param_target
 from compoworld.synth.resources import path_param
 from compoworld.synth.schemas import merged_properties, unwrap
 from compoworld.synth.tagging import json_type
 from compoworld.synth.transitions import (
+    OUTGOING,
     TERMINAL,
     Verb,
     action_verb,
@@ -84,14 +87,25 @@ def _entity_from_path(tool: ToolSpec, inference: EntityInference) -> EntityDef |
     return None
 
 
-def _entity_from_response(tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
-    """The entity whose key the response carries (``{"MessageID": ...}`` -> message)."""
+def _qualified(noun: str, verb: Verb, inference: EntityInference) -> EntityDef | None:
+    """The one collection of ``noun`` qualified by its path (``outbound_message``), or where a
+    sending verb has both directions to choose from, the outgoing one."""
+    found = [e for e in inference.entities if e.name.endswith("_" + noun)]
+    if len(found) > 1 and "sent" in verb.states:
+        found = [e for e in found if e.name.split("_")[0] in OUTGOING]
+    return found[0] if len(found) == 1 else None
+
+
+def _entity_from_response(tool: ToolSpec, inference: EntityInference, verb: Verb) -> EntityDef | None:
+    """The entity whose key the response carries (``{"MessageID": ...}`` -> message, or the
+    ``outbound_message`` a send adds where the service keeps messages by direction)."""
     found = unwrap(tool.output_schema)
     props = merged_properties(found.schema)[0] if found is not None else {}
     for key in sorted(props):
         words = split_words(key)
         if len(words) >= 2 and words[-1] in _ID_WORDS:
-            entity = inference.entity(singular("_".join(words[:-1])))
+            noun = singular("_".join(words[:-1]))
+            entity = inference.entity(noun) or _qualified(noun, verb, inference)
             if entity is not None:
                 return entity
     return None
@@ -108,11 +122,6 @@ def response_is_row(tool: ToolSpec, entity: EntityDef) -> bool:
     keys = {match_key(c.source_name or c.name) for c in entity.columns}
     hits = sum(1 for k in props if match_key(k) in keys)
     return hits * 2 >= len(props) and hits >= min(2, len(props))
-
-
-def _column(entity: EntityDef, name: str) -> ColumnDef | None:
-    key = match_key(name)
-    return next((c for c in entity.columns if match_key(c.source_name or c.name) == key), None)
 
 
 def _nested_status(entity: EntityDef) -> list[tuple[str, ColumnDef, dict[str, Any]]]:
@@ -202,41 +211,12 @@ def _transition(verb: Verb, name: str, entity: EntityDef) -> ActionDef | str:
     )
 
 
-def _arg_columns(tool: ToolSpec, entity: EntityDef, skip: set[str]) -> tuple[dict[str, str], str | None]:
-    """Arguments that write a column of ``entity`` (by name), and a nested object carrying its fields."""
-    out: dict[str, str] = {}
-    body_arg = None
-    for p in sorted(tool.params, key=lambda q: q.location not in ("body", "arg")):
-        if p.name in skip:
-            continue
-        column = _column(entity, p.original_name or p.name) or _column(entity, p.name)
-        if column is not None and not column.primary_key and column.name not in out.values():
-            out[p.name] = column.name
-        elif body_arg is None and _carries(p, entity):
-            body_arg = p.name
-    return out, body_arg
-
-
-def _carries(p: FieldSpec, entity: EntityDef) -> bool:
-    props = p.json_schema.get("properties")
-    if json_type(p.json_schema) != "object" or not isinstance(props, dict) or not props:
-        return False
-    hits = sum(1 for k in props if _column(entity, k) is not None)
-    return hits * 2 >= len(props) and hits > 0
-
-
-def _parent_columns(target: Target, entity: EntityDef) -> dict[str, str]:
-    out = {}
-    for arg, parent in target.parent_params.items():
-        column = next((c for c in entity.columns if c.ref == parent), None)
-        if column is not None:
-            out[arg] = column.name
-    return out
-
-
 def _insert(verb: Verb, name: str, tool: ToolSpec, entity: EntityDef, target: Target) -> ActionBinding | str:
-    parents = _parent_columns(target, entity)
-    columns, body_arg = _arg_columns(tool, entity, set(parents))
+    parents = parent_columns(target, entity)
+    columns, body_arg = arg_columns(tool, entity, set(parents))
+    text = text_arg(tool, entity, set(parents)) if not columns and body_arg is None else None
+    if text is not None:  # a quick add: the free text becomes the new row's label
+        columns = {text[0]: text[1]}
     if not columns and body_arg is None:
         return f"'{name}' sets no column of {entity.name}"
     sets: dict[str, Any] = {}
@@ -330,13 +310,13 @@ def _named_entity(rest: list[str], inference: EntityInference) -> EntityDef | No
 
 
 def _insert_target(
-    tool: ToolSpec, target: Target, rest: list[str], inference: EntityInference
+    tool: ToolSpec, target: Target, verb: Verb, rest: list[str], inference: EntityInference
 ) -> EntityDef | None:
     return (
         _named_entity(rest, inference)
         or inference.entity(target.entity)
         or _entity_from_path(tool, inference)
-        or _entity_from_response(tool, inference)
+        or _entity_from_response(tool, inference, verb)
     )
 
 
@@ -347,7 +327,7 @@ def _on_row(
     entity = _addressed(target, tool, inference)
     if entity is None or target.pk_param is None:
         return f"'{name}' addresses no row of an entity"
-    parents = _parent_columns(target, entity)
+    parents = parent_columns(target, entity)
     if verb.kind == "insert":
         child = _named_entity(rest, inference)
         link = next((c for c in child.columns if c.ref == entity.name), None) if child else None
@@ -360,13 +340,16 @@ def _on_row(
     skip = {target.pk_param, *parents}
     if verb.kind == "transition":
         action: ActionDef | str = _transition(verb, name, entity)
-        columns, body_arg = _arg_columns(tool, entity, skip)
+        columns, body_arg = arg_columns(tool, entity, skip)
         if isinstance(action, ActionDef):
             columns = {a: c for a, c in columns.items() if c not in action.sets}
     elif verb.kind == "clear":
         action, columns, body_arg = _clear(name, tool, entity, inference), {}, None
     else:
-        columns, body_arg = _arg_columns(tool, entity, skip)
+        columns, body_arg = arg_columns(tool, entity, skip)
+        moved = destination_arg(tool, entity, target, skip) if verb.kind == "set" else None
+        if moved is not None and moved[1] not in columns.values():  # a move: to another parent
+            columns[moved[0]] = moved[1]
         if verb.kind == "set" and not columns and body_arg is None:
             return f"'{name}' writes no column of {entity.name}"
         action = ActionDef(kind=verb.kind, verb=name, target=entity.name)
@@ -377,10 +360,37 @@ def _on_row(
     return ActionBinding(entity.name, action, target.pk_param, columns, body_arg)
 
 
+def _answers_row(tool: ToolSpec, entity: EntityDef) -> bool:
+    """Whether a read action answers with the row itself: no schema, or an object of its columns
+    that carries no list the row does not hold (``{"payment_id", "events": [...]}`` is about it)."""
+    if not tool.output_schema:
+        return True
+    if json_type(tool.output_schema) not in ("object", None) or not response_is_row(tool, entity):
+        return False
+    found = unwrap(tool.output_schema)
+    props = merged_properties(found.schema)[0] if found is not None else {}
+    lists = [k for k, v in props.items() if json_type(v) == "array"]
+    return all((c := column_named(entity, k)) is not None and c.type == "json" for k in lists)
+
+
+def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | str:
+    """A read action on one row answers from that row (``compoworld.synth.readside``)."""
+    target = row_param_target(tool, target, inference)
+    entity = _addressed(target, tool, inference)
+    if entity is None or target.pk_param is None:
+        return READ_REASON
+    target = Target(entity.name, "action", pk_param=target.pk_param, parent_params=target.parent_params)
+    found = bind_lookup(tool, target, inference)
+    if isinstance(found, str):
+        return found
+    found.returns = "row" if _answers_row(tool, entity) else "body"
+    return ActionBinding(entity.name, found, target.pk_param)
+
+
 def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | str:
     """The typed state change of an action tool, or the reason it has none."""
     if (tool.method or "POST").upper() in _READ_METHODS:
-        return "a read action computes its answer (world model)"
+        return _lookup(tool, target, inference)
     path_words, name_words, on_item = _verb_words(tool)
     if set(path_words + name_words) & _BULK:
         return "a bulk operation carries many requests (world model)"
@@ -395,7 +405,7 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
         return _on_row(name, verb, rest, tool, target, inference)
     if verb.kind != "insert":
         return f"'{name}' addresses no row of an entity"
-    entity = _insert_target(tool, target, rest, inference)
+    entity = _insert_target(tool, target, verb, rest, inference)
     if entity is None:
         return f"'{name}' inserts into no entity the read side lists"
     return _insert(verb, name, tool, entity, target)

@@ -288,15 +288,18 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
     assert entity is not None and written is not None
     binding = {"pk_arg": bound.pk_arg, "arg_columns": bound.arg_columns}
     response: ResponseShape | None
+    lookup = bound.action.kind == "lookup"
     if bound.action.returns == "row":  # the written row, in the body the spec declares (the shaper's)
-        output_schema, output_semantics, response = _implemented_output(tool, "update", written)
+        output_schema, output_semantics, response = _implemented_output(
+            tool, "read" if lookup else "update", written
+        )
     else:
         output_schema, output_semantics = _spec_output(tool)
         response = status_shape(tool)
     return ToolDef(
         name=tool.name,
         description=tool.description[:_MAX_DESCRIPTION],
-        kind="write",
+        kind="read" if lookup else "write",
         operation="action",
         backend="action",
         entity=entity.name,

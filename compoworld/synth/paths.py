@@ -109,6 +109,9 @@ NON_RESOURCES: frozenset[str] = frozenset(
     }
 )
 
+#: Literals after an item that are a view of it, not a collection under it (``/messages/{id}/details``).
+_VIEWS = frozenset({"details", "detail", "dump", "raw", "content", "contents", "source"})
+
 _PARAM = re.compile(r"^\{([^{}]+)\}$")
 #: A response-format suffix on the last segment: ``/products.json``, ``/orders/{id}.xml``.
 _FORMAT_SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
@@ -159,6 +162,20 @@ def _base_shape(segments: list[str]) -> PathShape:
         return PathShape(kind="other")
     if item_param is None and "{" in last:
         return PathShape(kind="other")
+    resource = literal
+    before = segments[coll_index - 1] if coll_index > 0 else None
+    # ``/messages/outbound``: a one-word qualifier of the plural before it names the collection
+    qualifier = (
+        len(split_words(literal)) == 1 and not _is_action_literal(literal) and literal.lower() not in _VIEWS
+    )
+    if (
+        qualifier
+        and before is not None
+        and _param(before) is None
+        and is_plural(before)
+        and not is_plural(literal)
+    ):
+        resource = f"{literal}_{before}"
     parents: list[tuple[str, str]] = []
     for i in range(coll_index):
         name = _param(segments[i])
@@ -167,7 +184,7 @@ def _base_shape(segments: list[str]) -> PathShape:
     key = "/" + "/".join("{}" if _param(s) is not None else s for s in segments[: coll_index + 1])
     return PathShape(
         kind="item" if item_param is not None else "collection",
-        resource=literal,
+        resource=resource,
         key=key,
         item_param=item_param,
         parents=tuple(parents),
@@ -185,8 +202,10 @@ def parse_path(path: str) -> PathShape:
     if ":" in last and _param(last) is None:  # Google-style custom method: /things/{id}:archive
         head, _, custom = last.rpartition(":")
         segments = [*segments[:-1], head] if head else segments[:-1]
-    elif _param(last) is None and len(segments) > 1 and _is_action_literal(last) and not is_plural(last):
-        custom = last
+    elif (
+        _param(last) is None and len(segments) > 1 and _is_action_literal(last) and not is_plural(last)
+    ) or (last.lower() in _VIEWS and len(segments) > 2 and _param(segments[-2]) is not None):
+        custom = last  # an action literal, or a view of an item (``/messages/{id}/details``)
         segments = segments[:-1]
     if custom is not None:
         base = _base_shape(segments)

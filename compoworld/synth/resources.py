@@ -17,7 +17,8 @@ from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.synth.drafts import EntityDraft, FieldDraft
 from compoworld.synth.naming import identifier, match_key, singular, snake, split_words
 from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, PathShape, is_plural, parse_path
-from compoworld.synth.schemas import SchemaIndex, Unwrapped, unwrap
+from compoworld.synth.schemas import SchemaIndex, Unwrapped, merged_properties, unwrap
+from compoworld.synth.tagging import json_type
 
 __all__ = ["Target", "entity_name_for", "path_param", "rest_entities"]
 
@@ -209,6 +210,23 @@ def _returns(op: _Op, name: str, operation: Operation, schema_owner: dict[str, s
     return op.resp.is_list == (operation != "read")
 
 
+def _listed(op: _Op) -> Unwrapped | None:
+    """The rows of a list answer whose one array of objects sits beside scalar status fields
+    (``{"card": [...], "code": 1, "message": "OK"}``), which no envelope name announces."""
+    if op.resp is None or op.resp.is_list:
+        return None
+    props = merged_properties(op.resp.schema)[0]
+    arrays = [k for k, v in props.items() if json_type(v) == "array" and _object_schema(v.get("items"))]
+    scalars = [k for k, v in props.items() if json_type(v) not in ("object", "array")]
+    if len(arrays) != 1 or len(arrays) + len(scalars) != len(props):
+        return None
+    return Unwrapped(dict(props[arrays[0]]["items"]), True)
+
+
+def _object_schema(schema: object) -> bool:
+    return isinstance(schema, dict) and bool(merged_properties(schema)[0])
+
+
 def _body_params(tool: ToolSpec) -> list[FieldSpec]:
     return [p for p in tool.params if p.location == "body"]
 
@@ -252,7 +270,11 @@ def rest_entities(spec: ServiceSpec) -> tuple[list[EntityDraft], dict[str, Targe
         operation = _operation(op)
         schema_name = schema_of.get(name)
         if operation in ("read", "list", "search") and not _returns(op, name, operation, schema_owner):
-            operation = "action"
+            listed = _listed(op) if operation != "read" else None
+            if listed is None:
+                operation = "action"
+            else:  # ``{"card": [...], "code": 1, "message": "..."}``: the rows beside a status
+                op = _Op(op.tool, op.shape, listed, op.resp_name)
         draft = drafts.setdefault(name, EntityDraft(name=name, schema_name=schema_name))
         target = Target(name, operation)
         if op.shape.item_param is not None:

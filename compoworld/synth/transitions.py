@@ -21,6 +21,7 @@ from compoworld.manifest import ColumnDef
 from compoworld.synth.naming import match_key, split_words
 
 __all__ = [
+    "OUTGOING",
     "TERMINAL",
     "VERBS",
     "Verb",
@@ -191,6 +192,8 @@ _TERMINAL_STATES = "cancelled canceled cancel aborted voided void deleted ended 
 TERMINAL: frozenset[str] = frozenset(
     match_key(s) for s in f"{_TERMINAL_STATES} rejected declined denied".split()
 )
+#: Qualifiers of the collection a sending verb adds to, where a service keeps both directions.
+OUTGOING: frozenset[str] = frozenset({"outbound", "outgoing", "sent", "outbox"})
 _STATUS_WORDS = {"status", "state", "stage", "lifecycle", "phase"}
 #: Codes a description lists: ``RUNNING``, ``ENDING_SOON``, ``'paused'``, `` `draft` ``.
 _CODE = re.compile(r"\b[A-Z][A-Z_]{2,40}\b|['\"`]([a-z][a-z_]{2,40})['\"`]")

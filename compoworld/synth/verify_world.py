@@ -5,7 +5,8 @@ run on a seed row it applies to, the row is read back in the same episode (throu
 read tool where it has one, always through the typed state) with the new status or flags, and a
 repeat that the action's own rules refuse is refused with ``invalid_transition``. An insert or
 copy must leave a new row that reads back; a clear must leave the addressed row without the
-children it names; a set must leave the written columns as given.
+children it names; a set must leave the written columns as given. A lookup (a read action on one
+row) must answer from the row it addresses, leave the state as it was, and refuse an unknown id.
 
 A simulated tool must keep its word: its answer validates against its schema, an item read of an
 id nobody showed or created is not found, and a simulated create's id reads back in its episode.
@@ -215,11 +216,51 @@ async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
     checks.append(f"{action.kind} visible to a later read")
 
 
+def _unknown_key(tool: ToolDef, entity: EntityDef) -> Any:
+    """A key of the argument's own type that no row holds."""
+    schema = (tool.input_schema.get("properties") or {}).get(tool.pk_arg or "")
+    kinds = schema.get("type") if isinstance(schema, dict) else None
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    column = entity.column(entity.pk)
+    if "string" not in kinds and (
+        "integer" in kinds or "number" in kinds or (column and column.type != "string")
+    ):
+        return 987654321
+    return "no-such-id-0"
+
+
+async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
+    """A read action answers from the row it addresses, changes nothing, and an unknown id is not found."""
+    entity = _entity(ck.rt, action.target)
+    rows = _rows(ck.rt, entity)
+    episode = ck.episode()
+    args = _action_args(ck, tool, rows[0] if rows else None)
+    if rows:
+        data = await ck.expect_ok(episode, tool, args)
+        if action.returns == "row":
+            found = tool.rows_in(data) or []
+            seen = found[0][1].get(entity.pk) if len(found) == 1 else None
+            if str(seen) != str(rows[0][entity.pk]):
+                raise CheckFailure(
+                    f"{tool.name} on {entity.name} '{rows[0][entity.pk]}' answered another row"
+                )
+        if ck.rt.state_hash(episode) != ck.rt.state_hash(None):  # the seed view: what the fork started from
+            raise CheckFailure(f"{tool.name} (a read) changed the typed state")
+        checks.append("lookup answers from the addressed row")
+    assert tool.pk_arg is not None
+    unknown = await ck.call(episode, tool.name, {**args, tool.pk_arg: _unknown_key(tool, entity)})
+    if unknown.success or unknown.code != "not_found":
+        raise CheckFailure(f"{tool.name} with an id the state does not hold was not 'not_found': {unknown}")
+    checks.append("unknown id not found")
+
+
 async def check_action(ck: Checker, tool: ToolDef, checks: list[str]) -> None:
     """The action's state change happens, is visible to a later read, and its rules hold."""
     if tool.action is None:
         raise CheckFailure("an action-backend tool has no action binding")
-    if tool.action.kind == "transition":
+    if tool.action.kind == "lookup":
+        await _check_lookup(ck, tool, tool.action, checks)
+    elif tool.action.kind == "transition":
         await _check_transition(ck, tool, tool.action, checks)
     else:
         await _check_insert(ck, tool, tool.action, checks)

@@ -1,0 +1,79 @@
+"""Read-side bindings: read actions whose inputs address a row answer from that row (``lookup``).
+
+``GET /files/{id}/download``, ``GET /payments/{paymentId}/events``, ``GET /bounces/{id}/dump``:
+the REST structure makes these neither a read nor a list of an entity, but the path names one row
+of one. Served from typed state, such a call is refused as ``not_found`` for an id the state does
+not hold (never an invented answer), and its answer is the spec's own body filled from the row
+(or the row itself, where the spec answers with the entity). It changes nothing.
+"""
+
+from __future__ import annotations
+
+from compoworld.manifest import ActionDef, EntityDef
+from compoworld.specs.model import ToolSpec
+from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.naming import match_key, singular, split_words
+from compoworld.synth.resources import path_param
+
+__all__ = ["READ_REASON", "bind_lookup", "row_param_target"]
+
+#: Why a read action stays with the world model: nothing in its path names a row of typed state.
+READ_REASON = "a read action computes its answer (world model); its path names no row of typed state"
+
+
+def _names_entity(param_key: str, semantic: str | None, entity: EntityDef) -> bool:
+    """Whether a path parameter is the key of ``entity`` (``employee_id``, ``FileId``, ``id:file``)."""
+    if semantic and semantic.startswith("id:"):
+        return semantic[3:] == entity.name
+    pk = entity.column(entity.pk)
+    names = {match_key(entity.name + "_id"), match_key(entity.name + "id")}
+    if pk is not None and match_key(pk.source_name or pk.name) != "id":
+        names.add(match_key(pk.source_name or pk.name))
+    return param_key in names
+
+
+def row_param_target(tool: ToolSpec, target: Target, inference: EntityInference) -> Target:
+    """The target with its row argument: a path parameter, last or before the verb, that is the key
+    of an entity the path names (``/hris/payrolls/employees/{employee_id}``) or its tag names."""
+    if target.pk_param is not None:
+        return target
+    segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
+    literals = {singular(s) for s in segments if "{" not in s}
+    for segment in reversed(segments[-2:]):
+        if not (segment.startswith("{") and segment.endswith("}")):
+            continue
+        param = path_param(tool, segment[1:-1])
+        if param is None:
+            continue
+        key = match_key(param.original_name or param.name)
+        for entity in inference.entities:
+            named = param.semantic == f"id:{entity.name}" or entity.name in literals
+            if named and _names_entity(key, param.semantic, entity):
+                parents = {a: e for a, e in target.parent_params.items() if a != param.name}
+                return Target(entity.name, "action", pk_param=param.name, parent_params=parents)
+        return target
+    return target
+
+
+def _verb(tool: ToolSpec) -> str:
+    """What the read is called: the path's last literal (``download``, ``events``), else ``read``."""
+    literals = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s and "{" not in s]
+    words = split_words(literals[-1]) if literals else []
+    return "_".join(words) or "read"
+
+
+def bind_lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionDef | str:
+    """The lookup binding of a read action whose path addresses a row, or why it has none.
+
+    ``target`` must already name the row argument (``row_param_target``); the caller decides the
+    answer's shape (``returns``) from the response schema.
+    """
+    entity = inference.entity(target.entity)
+    if target.pk_param is None or entity is None:
+        return READ_REASON
+    scope = {}
+    for arg, parent in target.parent_params.items():
+        column = next((c for c in entity.columns if c.ref == parent), None)
+        if column is not None:
+            scope[arg] = column.name
+    return ActionDef(kind="lookup", verb=_verb(tool), target=entity.name, scope=scope)
