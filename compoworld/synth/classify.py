@@ -71,6 +71,9 @@ def _nested_entity_arg(tool: ToolSpec, entity: EntityDef) -> FieldSpec | None:
             continue
         if p.location not in ("body", "arg"):
             continue
+        own = _column_for(entity, p.name, p.original_name)
+        if own is not None and own.type == "json" and match_key(p.name) != match_key(entity.name):
+            continue  # a task's ``assignee: {id, name, email}`` is a column of the task, not the task
         hits = sum(1 for k in props if _column_for(entity, k) is not None)
         if match_key(p.name) == match_key(entity.name) or hits * 2 >= len(props):
             return p

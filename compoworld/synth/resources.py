@@ -98,6 +98,9 @@ def _is_entity(k: _Key) -> bool:
     words = split_words(k.literal)
     if not words or k.literal.lower() in NON_RESOURCES:
         return False
+    lists = [o for o in k.ops if o.shape.kind == "collection" and (o.tool.method or "").upper() == "GET"]
+    if k.key.rsplit("/", 1)[-1] != k.literal:  # a qualified collection (``/messages/outbound``) is one
+        return any(o.resp is not None and o.resp.is_list for o in lists)  # only where it lists rows
     plural = is_plural(k.literal)
     if any(w in ACTION_VERBS for w in words) and not plural:
         return False
@@ -107,7 +110,6 @@ def _is_entity(k: _Key) -> bool:
         return False
     if "POST" in k.methods("collection"):
         return True
-    lists = [o for o in k.ops if o.shape.kind == "collection" and (o.tool.method or "").upper() == "GET"]
     return any(o.resp is None or o.resp.is_list for o in lists)
 
 

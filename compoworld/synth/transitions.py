@@ -131,6 +131,9 @@ VERBS: dict[str, Verb] = {
     "pin": _t("pinned", "pinned is_pinned"),
     "unpin": _t("", "", "pinned is_pinned"),
     "mute": _t("muted", "muted is_muted"),
+    "retry": _t("queued pending retrying processing", "", "failed is_failed", "failed error errored"),
+    "subscribe": _t("subscribed active", "subscribed is_subscribed", "unsubscribed"),
+    "unsubscribe": _t("unsubscribed inactive", "unsubscribed", "subscribed is_subscribed"),
     "unmute": _t("", "", "muted is_muted"),
     # inserts: the row the read side lists, in the state the verb leaves it
     "send": _i("sent queued accepted submitted delivered pending"),
