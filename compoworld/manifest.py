@@ -90,6 +90,10 @@ class EntityDef(BaseModel):
         default=None,
         description="When the key is itself a typed value (a country code, a phone number, a date): its kind.",
     )
+    singleton: bool = Field(
+        default=False,
+        description="One row only: a record the API addresses without a key (``/server``, ``/company-info``).",
+    )
     population_role: str | None = Field(
         default=None,
         description="The population role its rows are cast from (customer, staff, client...), if any.",

@@ -172,6 +172,29 @@ def readside_doc() -> dict[str, Any]:
                     ),
                 }
             },
+            "/server": {
+                "get": {"operationId": "getServer", "responses": _ok(_ref("Server"))},
+                "put": {
+                    "operationId": "editServer",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": _ref("ServerEdit")}},
+                    },
+                    "responses": _ok(_ref("Server")),
+                },
+            },
+            "/report": {
+                "get": {
+                    "operationId": "getReport",
+                    "parameters": [_q("from_date")],
+                    "responses": _ok(
+                        {
+                            "type": "object",
+                            "properties": {"id": {"type": "string"}, "total": {"type": "number"}},
+                        }
+                    ),
+                }
+            },
             "/profiles": {
                 "get": {
                     "operationId": "listProfiles",
@@ -209,6 +232,18 @@ def readside_doc() -> dict[str, Any]:
                 "Outbound": OUTBOUND,
                 "Inbound": INBOUND,
                 "Card": CARD,
+                "Server": {
+                    "type": "object",
+                    "properties": {
+                        "ID": {"type": "integer"},
+                        "Name": {"type": "string"},
+                        "Color": {"type": "string"},
+                    },
+                },
+                "ServerEdit": {
+                    "type": "object",
+                    "properties": {"Name": {"type": "string"}, "Color": {"type": "string"}},
+                },
                 "Profile": {
                     "type": "object",
                     "properties": {"id": {"type": "string"}, "name": {"type": "string"}},

@@ -115,6 +115,20 @@ def test_a_list_whose_rows_sit_beside_status_fields_lists_the_parents_rows(rt: S
     assert {c["card_id"] for c in listed} == held
 
 
+def test_a_record_addressed_without_a_key_is_one_row_that_reads_and_writes(rt: ServiceRuntime) -> None:
+    assert len(rt.select(None, "server")) == 1
+    seed = call(rt, None, "getServer", {})["data"]
+    out = call(rt, "e7", "editServer", {"Name": "Outbound mail"})
+    assert out["success"] and out["data"]["Name"] == "Outbound mail"
+    assert call(rt, "e7", "getServer", {})["data"]["Name"] == "Outbound mail"
+    assert call(rt, "e8", "getServer", {})["data"] == seed  # another episode keeps the seed's record
+
+
+def test_a_read_computed_for_its_inputs_is_not_a_record(rt: ServiceRuntime) -> None:
+    assert rt.tools["getReport"].backend == "simulated"
+    assert rt.manifest.entity("report") is None
+
+
 def test_the_conformance_checker_verifies_lookups_moves_quick_adds_and_sends(folder: Path) -> None:
     report = verify_service(folder)
     assert report.passed, report.failed_tools
@@ -123,3 +137,5 @@ def test_the_conformance_checker_verifies_lookups_moves_quick_adds_and_sends(fol
     assert "set visible to a later read" in checks["moveFile"]
     assert "insert visible to a later read" in checks["quickAddFile"]
     assert "insert visible to a later read" in checks["sendEmail"]
+    assert "set visible to a later read" in checks["editServer"]
+    assert "lookup answers from the addressed row" in checks["getServer"]

@@ -89,7 +89,16 @@ def _now_for(table: EntityTable, path: str, episode: Episode) -> str:
 
 
 def _scoped(tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> dict[str, Any]:
-    """The addressed row, if it lies under the parent ids given (``/a/{aId}/bs/{bId}/cancel``)."""
+    """The addressed row, if it lies under the parent ids given (``/a/{aId}/bs/{bId}/cancel``); a
+    record addressed without a key (``/server``) is the one row of its table."""
+    if tool.pk_arg is None and table.entity.singleton:
+        first = episode.conn.execute(
+            f"{table.sql_get.split(' WHERE ')[0]} ORDER BY {quote(table.pk)} LIMIT 1"
+        )
+        found = first.fetchone()
+        if found is None:
+            raise ToolFailure("not_found", f"no {table.entity.name} record")
+        return table.decode(found)
     key = _key(tool, table, args)
     row = _row(table, episode, key)
     assert tool.action is not None

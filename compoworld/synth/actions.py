@@ -387,8 +387,28 @@ def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> Actio
     return ActionBinding(entity.name, found, target.pk_param)
 
 
+def _singleton(tool: ToolSpec, entity: EntityDef) -> ActionBinding | str:
+    """A record addressed without a key: a GET reads its one row, a PUT/PATCH writes it."""
+    method = (tool.method or "POST").upper()
+    if method == "GET":
+        action = ActionDef(kind="lookup", verb="read", target=entity.name)
+        action.returns = "row" if _answers_row(tool, entity) else "body"
+        return ActionBinding(entity.name, action)
+    if method not in ("PUT", "PATCH"):
+        return f"a {method} on the {entity.name} record names no state change"
+    columns, body_arg = arg_columns(tool, entity, set())
+    if not columns and body_arg is None:
+        return f"'{tool.name}' writes no column of {entity.name}"
+    action = ActionDef(kind="set", verb="update", target=entity.name)
+    action.returns = "row" if response_is_row(tool, entity) else "body"
+    return ActionBinding(entity.name, action, None, columns, body_arg)
+
+
 def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | str:
     """The typed state change of an action tool, or the reason it has none."""
+    record = inference.entity(target.entity)
+    if record is not None and record.singleton:
+        return _singleton(tool, record)
     if (tool.method or "POST").upper() in _READ_METHODS:
         return _lookup(tool, target, inference)
     path_words, name_words, on_item = _verb_words(tool)

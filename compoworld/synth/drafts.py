@@ -62,6 +62,7 @@ class EntityDraft:
     schema_name: str | None = None
     body_required: set[str] = field(default_factory=set)
     creates: int = 0
+    singleton: bool = False
 
     def add_field(self, draft: FieldDraft) -> None:
         """Keep the first declaration of a property, enriched by later ones."""
@@ -304,6 +305,7 @@ def _build(draft: EntityDraft, names: set[str], prefix: str) -> EntityDef:
         id_prefix=prefix if pk_col.type != "integer" else "",
         columns=columns,
         label_column=label,
+        singleton=draft.singleton,
     )
 
 

@@ -69,7 +69,7 @@ def synthesize(
     enums = tool_enums(tools)  # before overrides: the seed does not depend on what verification switched
     used = {t.entity for t in tools if t.entity}
     counts = {
-        e.name: row_count(service, e.name) if e.name in used else IMPLICIT_PARENT_ROWS
+        e.name: 1 if e.singleton else row_count(service, e.name) if e.name in used else IMPLICIT_PARENT_ROWS
         for e in inference.entities
     }
     domain = infer_domain(service, spec.title, spec.categories)

@@ -299,7 +299,56 @@ def rest_entities(spec: ServiceSpec) -> tuple[list[EntityDraft], dict[str, Targe
         if operation != "action":
             _collect(draft, op, operation, schema_name)
         targets[tool.name] = target
+    _singletons(spec, ops, drafts, targets, set(drafts) | set(owner.values()))
     return _prune(drafts, targets), targets
+
+
+#: Words of a read's parameters that make its answer computed for them (a report for a period).
+_COMPUTED = frozenset({"filter", "from", "to", "start", "end", "date", "since", "until", "period", "range"})
+
+
+def _computed(tool: ToolSpec) -> bool:
+    """Whether a read answers for its inputs (``balance-sheet?filter[start_date]=...``), not a record."""
+    return any(set(split_words(p.original_name or p.name)) & (_COMPUTED | _SEARCH_WORDS) for p in tool.params)
+
+
+def _singletons(
+    spec: ServiceSpec,
+    ops: dict[str, _Op],
+    drafts: dict[str, EntityDraft],
+    targets: dict[str, Target],
+    taken: set[str],
+) -> None:
+    """A record the API addresses without a key (``GET``/``PUT /server``, ``GET /company-info``): one
+    row of an entity of its own, where the path can also write it or the record carries its own id."""
+    by_path: dict[str, list[_Op]] = {}
+    for tool in spec.tools:
+        op, target = ops.get(tool.name), targets.get(tool.name)
+        if op is None or target is None or target.entity is not None or "{" in (tool.path or "{"):
+            continue
+        if op.shape.kind == "collection" and op.shape.resource and not is_plural(op.shape.resource):
+            by_path.setdefault(tool.path or "", []).append(op)
+    for group in by_path.values():
+        methods = [(o.tool.method or "").upper() for o in group]
+        reads = [
+            o for o, m in zip(group, methods, strict=True) if m == "GET" and o.resp and not o.resp.is_list
+        ]
+        writes = [o for o, m in zip(group, methods, strict=True) if m in ("PUT", "PATCH")]
+        if len(reads) != 1 or reads[0].resp is None:
+            continue
+        props = merged_properties(reads[0].resp.schema)[0]
+        keyed = any(split_words(k)[-1:] == ["id"] for k in props)
+        name = entity_name_for(group[0].shape.resource or "")
+        if not props or not (writes or keyed) or name in taken or (not writes and _computed(reads[0].tool)):
+            continue
+        draft = EntityDraft(name=name, schema_name=reads[0].resp_name, singleton=True)
+        draft.add_schema(reads[0].resp.schema)
+        for write in writes:
+            draft.add_params(_body_params(write.tool), from_body=False)
+        drafts[name] = draft
+        taken.add(name)
+        for o in group:
+            targets[o.tool.name] = Target(name, "action")
 
 
 def _prune(drafts: dict[str, EntityDraft], targets: dict[str, Target]) -> list[EntityDraft]:
