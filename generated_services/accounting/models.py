@@ -19,6 +19,11 @@ __all__ = [
     "BillCreate",
     "BillPublic",
     "BillUpdate",
+    "CompanyInfo",
+    "CompanyInfoBase",
+    "CompanyInfoCreate",
+    "CompanyInfoPublic",
+    "CompanyInfoUpdate",
     "CreditNote",
     "CreditNoteBase",
     "CreditNoteCreate",
@@ -175,6 +180,79 @@ class BillPublic(BillBase):
     created_at: str | None = Field(default=None, description='The date and time when the object was created.')
     created_by: str | None = Field(default=None, description='The user who created the object.')
     downstream_id: str | None = Field(default=None, description='The third-party API ID of original entity')
+    updated_at: str | None = Field(default=None, description='The date and time when the object was last updated.')
+    updated_by: str | None = Field(default=None, description='The user who last updated the object.')
+
+
+# -- company_info (1 seed rows) --
+
+
+class CompanyInfoBase(_Model):
+    """Writable fields of company_info."""
+
+    addresses: Any = Field(default=None, sa_column=Column(JSON))
+    automated_sales_tax: bool | None = Field(default=None, description='Whether sales tax is calculated automatically for the company')
+    company_name: str | None = Field(default=None, description='The name of the company.')
+    company_start_date: str | None = Field(default=None, description='Date when company file was created')
+    country: str | None = Field(default=None, description='country code according to ISO 3166-1 alpha-2.')
+    currency: str | None = Field(default=None, description='Indicates the associated currency for an amount of money. Values correspond to [ISO 4217](https://en.wikipedia.org/wiki/')
+    custom_mappings: Any = Field(default=None, sa_column=Column(JSON), description='When custom mappings are configured on the resource, the result is included here.')
+    default_sales_tax: Any = Field(default=None, sa_column=Column(JSON))
+    emails: Any = Field(default=None, sa_column=Column(JSON))
+    fiscal_year_start_month: str | None = Field(default=None, description='The start month of fiscal year.')
+    language: str | None = Field(default=None, description='language code according to ISO 639-1. For the United States - EN')
+    legal_name: str | None = Field(default=None, description='The legal name of the company')
+    phone_numbers: Any = Field(default=None, sa_column=Column(JSON))
+    row_version: str | None = Field(default=None, description='A binary value used to detect updates to a object and prevent data conflicts. It is incremented each time an update is m')
+    sales_tax_enabled: bool | None = Field(default=None, description='Whether sales tax is enabled for the company')
+    sales_tax_number: str | None = Field(default=None)
+    status: str | None = Field(default=None, description='Based on the status some functionality is enabled or disabled.')
+
+
+class CompanyInfo(CompanyInfoBase, table=True):
+    """The company_info table."""
+
+    __tablename__ = 'company_info'
+
+    id: str = Field(primary_key=True, description='A unique identifier for an object.')
+    created_at: str | None = Field(default=None, description='The date and time when the object was created.')
+    created_by: str | None = Field(default=None, description='The user who created the object.')
+    updated_at: str | None = Field(default=None, description='The date and time when the object was last updated.')
+    updated_by: str | None = Field(default=None, description='The user who last updated the object.')
+
+
+class CompanyInfoCreate(CompanyInfoBase):
+    """Payload of a create."""
+
+
+class CompanyInfoUpdate(_Model):
+    """Payload of an update: every field optional."""
+
+    addresses: Any = None
+    automated_sales_tax: bool | None = None
+    company_name: str | None = None
+    company_start_date: str | None = None
+    country: str | None = None
+    currency: str | None = None
+    custom_mappings: Any = None
+    default_sales_tax: Any = None
+    emails: Any = None
+    fiscal_year_start_month: str | None = None
+    language: str | None = None
+    legal_name: str | None = None
+    phone_numbers: Any = None
+    row_version: str | None = None
+    sales_tax_enabled: bool | None = None
+    sales_tax_number: str | None = None
+    status: str | None = None
+
+
+class CompanyInfoPublic(CompanyInfoBase):
+    """A row as tools return it."""
+
+    id: str = Field(description='A unique identifier for an object.')
+    created_at: str | None = Field(default=None, description='The date and time when the object was created.')
+    created_by: str | None = Field(default=None, description='The user who created the object.')
     updated_at: str | None = Field(default=None, description='The date and time when the object was last updated.')
     updated_by: str | None = Field(default=None, description='The user who last updated the object.')
 

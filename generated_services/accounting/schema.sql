@@ -37,6 +37,32 @@ CREATE TABLE bill (
 	PRIMARY KEY (id)
 );
 
+CREATE TABLE company_info (
+	addresses JSON, 
+	automated_sales_tax BOOLEAN, 
+	company_name VARCHAR, 
+	company_start_date VARCHAR, 
+	country VARCHAR, 
+	currency VARCHAR, 
+	custom_mappings JSON, 
+	default_sales_tax JSON, 
+	emails JSON, 
+	fiscal_year_start_month VARCHAR, 
+	language VARCHAR, 
+	legal_name VARCHAR, 
+	phone_numbers JSON, 
+	row_version VARCHAR, 
+	sales_tax_enabled BOOLEAN, 
+	sales_tax_number VARCHAR, 
+	status VARCHAR, 
+	id VARCHAR NOT NULL, 
+	created_at VARCHAR, 
+	created_by VARCHAR, 
+	updated_at VARCHAR, 
+	updated_by VARCHAR, 
+	PRIMARY KEY (id)
+);
+
 CREATE TABLE credit_note (
 	account JSON, 
 	allocations JSON, 

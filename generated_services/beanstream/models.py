@@ -66,10 +66,12 @@ metadata = _Model.metadata
 class CardBase(_Model):
     """Writable fields of card."""
 
+    card_type: str | None = Field(default=None, description='MC, VI etc. characters(2)')
     expiry_month: str | None = Field(default=None, description='digits(2)')
     expiry_year: str | None = Field(default=None, description='digits(2)')
+    function: str | None = Field(default=None, description='Will say DEF for the default card')
+    number: str | None = Field(default=None, description='digits(20)')
     name: str | None = Field(default=None, description='cardholder name. alphanumeric(64)')
-    number: str | None = Field(default=None, description='Credit card number. digits(20)')
     profile_id: str | None = Field(default=None, description='The profile id. (aka CustomerCode)')
 
 
@@ -78,7 +80,7 @@ class Card(CardBase, table=True):
 
     __tablename__ = 'card'
 
-    id: int | None = Field(default=None, primary_key=True)
+    card_id: int | None = Field(default=None, primary_key=True, description='1-indexed card ID. Total number of cards allowed is configured in your merchant account.')
 
 
 class CardCreate(CardBase):
@@ -88,17 +90,19 @@ class CardCreate(CardBase):
 class CardUpdate(_Model):
     """Payload of an update: every field optional."""
 
+    card_type: str | None = None
     expiry_month: str | None = None
     expiry_year: str | None = None
-    name: str | None = None
+    function: str | None = None
     number: str | None = None
+    name: str | None = None
     profile_id: str | None = None
 
 
 class CardPublic(CardBase):
     """A row as tools return it."""
 
-    id: int = Field()
+    card_id: int = Field(description='1-indexed card ID. Total number of cards allowed is configured in your merchant account.')
 
 
 # -- completion (26 seed rows) --

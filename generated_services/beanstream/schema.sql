@@ -1,11 +1,13 @@
 CREATE TABLE card (
+	card_type VARCHAR, 
 	expiry_month VARCHAR, 
 	expiry_year VARCHAR, 
-	name VARCHAR, 
+	function VARCHAR, 
 	number VARCHAR, 
+	name VARCHAR, 
 	profile_id VARCHAR, 
-	id INTEGER NOT NULL, 
-	PRIMARY KEY (id)
+	card_id INTEGER NOT NULL, 
+	PRIMARY KEY (card_id)
 );
 
 CREATE TABLE completion (

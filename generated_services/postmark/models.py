@@ -29,6 +29,11 @@ __all__ = [
     "ClickCreate",
     "ClickPublic",
     "ClickUpdate",
+    "InboundMessage",
+    "InboundMessageBase",
+    "InboundMessageCreate",
+    "InboundMessagePublic",
+    "InboundMessageUpdate",
     "Inboundrule",
     "InboundruleBase",
     "InboundruleCreate",
@@ -39,6 +44,16 @@ __all__ = [
     "OpenCreate",
     "OpenPublic",
     "OpenUpdate",
+    "OutboundMessage",
+    "OutboundMessageBase",
+    "OutboundMessageCreate",
+    "OutboundMessagePublic",
+    "OutboundMessageUpdate",
+    "Server",
+    "ServerBase",
+    "ServerCreate",
+    "ServerPublic",
+    "ServerUpdate",
     "Template",
     "TemplateBase",
     "TemplateCreate",
@@ -198,6 +213,67 @@ class ClickPublic(ClickBase):
     MessageID: str = Field()
 
 
+# -- inbound_message (34 seed rows) --
+
+
+class InboundMessageBase(_Model):
+    """Writable fields of inbound_message."""
+
+    Attachments: Any = Field(default=None, sa_column=Column(JSON))
+    Cc: str | None = Field(default=None)
+    CcFull: Any = Field(default=None, sa_column=Column(JSON))
+    Date: str | None = Field(default=None)
+    From: str | None = Field(default=None)
+    FromFull: Any = Field(default=None, sa_column=Column(JSON))
+    FromName: str | None = Field(default=None)
+    MailboxHash: str | None = Field(default=None)
+    OriginalRecipient: str | None = Field(default=None)
+    ReplyTo: str | None = Field(default=None)
+    Status: str | None = Field(default=None)
+    Subject: str | None = Field(default=None)
+    Tag: str | None = Field(default=None)
+    To: str | None = Field(default=None)
+    ToFull: Any = Field(default=None, sa_column=Column(JSON))
+
+
+class InboundMessage(InboundMessageBase, table=True):
+    """The inbound_message table."""
+
+    __tablename__ = 'inbound_message'
+
+    MessageID: str = Field(primary_key=True)
+
+
+class InboundMessageCreate(InboundMessageBase):
+    """Payload of a create."""
+
+
+class InboundMessageUpdate(_Model):
+    """Payload of an update: every field optional."""
+
+    Attachments: Any = None
+    Cc: str | None = None
+    CcFull: Any = None
+    Date: str | None = None
+    From: str | None = None
+    FromFull: Any = None
+    FromName: str | None = None
+    MailboxHash: str | None = None
+    OriginalRecipient: str | None = None
+    ReplyTo: str | None = None
+    Status: str | None = None
+    Subject: str | None = None
+    Tag: str | None = None
+    To: str | None = None
+    ToFull: Any = None
+
+
+class InboundMessagePublic(InboundMessageBase):
+    """A row as tools return it."""
+
+    MessageID: str = Field()
+
+
 # -- inboundrule (25 seed rows) --
 
 
@@ -278,6 +354,128 @@ class OpenPublic(OpenBase):
     """A row as tools return it."""
 
     MessageID: str = Field()
+
+
+# -- outbound_message (27 seed rows) --
+
+
+class OutboundMessageBase(_Model):
+    """Writable fields of outbound_message."""
+
+    Attachments: Any = Field(default=None, sa_column=Column(JSON))
+    Bcc: Any = Field(default=None, sa_column=Column(JSON))
+    Cc: Any = Field(default=None, sa_column=Column(JSON))
+    From: str | None = Field(default=None)
+    ReceivedAt: str | None = Field(default=None)
+    Recipients: Any = Field(default=None, sa_column=Column(JSON))
+    Status: str | None = Field(default=None)
+    Subject: str | None = Field(default=None)
+    Tag: str | None = Field(default=None)
+    To: Any = Field(default=None, sa_column=Column(JSON))
+    TrackLinks: str | None = Field(default=None)
+    TrackOpens: bool | None = Field(default=None)
+
+
+class OutboundMessage(OutboundMessageBase, table=True):
+    """The outbound_message table."""
+
+    __tablename__ = 'outbound_message'
+
+    MessageID: str = Field(primary_key=True)
+
+
+class OutboundMessageCreate(OutboundMessageBase):
+    """Payload of a create."""
+
+
+class OutboundMessageUpdate(_Model):
+    """Payload of an update: every field optional."""
+
+    Attachments: Any = None
+    Bcc: Any = None
+    Cc: Any = None
+    From: str | None = None
+    ReceivedAt: str | None = None
+    Recipients: Any = None
+    Status: str | None = None
+    Subject: str | None = None
+    Tag: str | None = None
+    To: Any = None
+    TrackLinks: str | None = None
+    TrackOpens: bool | None = None
+
+
+class OutboundMessagePublic(OutboundMessageBase):
+    """A row as tools return it."""
+
+    MessageID: str = Field()
+
+
+# -- server (1 seed rows) --
+
+
+class ServerBase(_Model):
+    """Writable fields of server."""
+
+    ApiTokens: Any = Field(default=None, sa_column=Column(JSON))
+    BounceHookUrl: str | None = Field(default=None)
+    ClickHookUrl: str | None = Field(default=None, description='Webhook url allowing real-time notification when tracked links are clicked.')
+    Color: str | None = Field(default=None)
+    DeliveryHookUrl: str | None = Field(default=None)
+    InboundAddress: str | None = Field(default=None)
+    InboundDomain: str | None = Field(default=None)
+    InboundHash: str | None = Field(default=None)
+    InboundHookUrl: str | None = Field(default=None)
+    InboundSpamThreshold: int | None = Field(default=None)
+    Name: str | None = Field(default=None)
+    OpenHookUrl: str | None = Field(default=None)
+    PostFirstOpenOnly: bool | None = Field(default=None)
+    RawEmailEnabled: bool | None = Field(default=None)
+    ServerLink: str | None = Field(default=None)
+    SmtpApiActivated: bool | None = Field(default=None)
+    TrackLinks: str | None = Field(default=None)
+    TrackOpens: bool | None = Field(default=None)
+
+
+class Server(ServerBase, table=True):
+    """The server table."""
+
+    __tablename__ = 'server'
+
+    ID: int | None = Field(default=None, primary_key=True)
+
+
+class ServerCreate(ServerBase):
+    """Payload of a create."""
+
+
+class ServerUpdate(_Model):
+    """Payload of an update: every field optional."""
+
+    ApiTokens: Any = None
+    BounceHookUrl: str | None = None
+    ClickHookUrl: str | None = None
+    Color: str | None = None
+    DeliveryHookUrl: str | None = None
+    InboundAddress: str | None = None
+    InboundDomain: str | None = None
+    InboundHash: str | None = None
+    InboundHookUrl: str | None = None
+    InboundSpamThreshold: int | None = None
+    Name: str | None = None
+    OpenHookUrl: str | None = None
+    PostFirstOpenOnly: bool | None = None
+    RawEmailEnabled: bool | None = None
+    ServerLink: str | None = None
+    SmtpApiActivated: bool | None = None
+    TrackLinks: str | None = None
+    TrackOpens: bool | None = None
+
+
+class ServerPublic(ServerBase):
+    """A row as tools return it."""
+
+    ID: int = Field()
 
 
 # -- template (28 seed rows) --

@@ -38,6 +38,26 @@ CREATE TABLE click (
 	PRIMARY KEY ("MessageID")
 );
 
+CREATE TABLE inbound_message (
+	"Attachments" JSON, 
+	"Cc" VARCHAR, 
+	"CcFull" JSON, 
+	"Date" VARCHAR, 
+	"From" VARCHAR, 
+	"FromFull" JSON, 
+	"FromName" VARCHAR, 
+	"MailboxHash" VARCHAR, 
+	"OriginalRecipient" VARCHAR, 
+	"ReplyTo" VARCHAR, 
+	"Status" VARCHAR, 
+	"Subject" VARCHAR, 
+	"Tag" VARCHAR, 
+	"To" VARCHAR, 
+	"ToFull" JSON, 
+	"MessageID" VARCHAR NOT NULL, 
+	PRIMARY KEY ("MessageID")
+);
+
 CREATE TABLE inboundrule (
 	"Rule" VARCHAR, 
 	"ID" INTEGER NOT NULL, 
@@ -56,6 +76,46 @@ CREATE TABLE open (
 	"UserAgent" VARCHAR, 
 	"MessageID" VARCHAR NOT NULL, 
 	PRIMARY KEY ("MessageID")
+);
+
+CREATE TABLE outbound_message (
+	"Attachments" JSON, 
+	"Bcc" JSON, 
+	"Cc" JSON, 
+	"From" VARCHAR, 
+	"ReceivedAt" VARCHAR, 
+	"Recipients" JSON, 
+	"Status" VARCHAR, 
+	"Subject" VARCHAR, 
+	"Tag" VARCHAR, 
+	"To" JSON, 
+	"TrackLinks" VARCHAR, 
+	"TrackOpens" BOOLEAN, 
+	"MessageID" VARCHAR NOT NULL, 
+	PRIMARY KEY ("MessageID")
+);
+
+CREATE TABLE server (
+	"ApiTokens" JSON, 
+	"BounceHookUrl" VARCHAR, 
+	"ClickHookUrl" VARCHAR, 
+	"Color" VARCHAR, 
+	"DeliveryHookUrl" VARCHAR, 
+	"InboundAddress" VARCHAR, 
+	"InboundDomain" VARCHAR, 
+	"InboundHash" VARCHAR, 
+	"InboundHookUrl" VARCHAR, 
+	"InboundSpamThreshold" INTEGER, 
+	"Name" VARCHAR, 
+	"OpenHookUrl" VARCHAR, 
+	"PostFirstOpenOnly" BOOLEAN, 
+	"RawEmailEnabled" BOOLEAN, 
+	"ServerLink" VARCHAR, 
+	"SmtpApiActivated" BOOLEAN, 
+	"TrackLinks" VARCHAR, 
+	"TrackOpens" BOOLEAN, 
+	"ID" INTEGER NOT NULL, 
+	PRIMARY KEY ("ID")
 );
 
 CREATE TABLE template (

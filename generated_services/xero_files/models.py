@@ -29,6 +29,11 @@ __all__ = [
     "FolderCreate",
     "FolderPublic",
     "FolderUpdate",
+    "Inbox",
+    "InboxBase",
+    "InboxCreate",
+    "InboxPublic",
+    "InboxUpdate",
 ]
 
 
@@ -160,6 +165,45 @@ class FolderUpdate(_Model):
 
 
 class FolderPublic(FolderBase):
+    """A row as tools return it."""
+
+    Id: str = Field(description='Xero unique identifier for a folder Files')
+
+
+# -- inbox (1 seed rows) --
+
+
+class InboxBase(_Model):
+    """Writable fields of inbox."""
+
+    Email: str | None = Field(default=None, description='The email address used to email files to the inbox. Only the inbox will have this element.')
+    FileCount: int | None = Field(default=None, description='The number of files in the folder')
+    IsInbox: bool | None = Field(default=None, description='to indicate if the folder is the Inbox. The Inbox cannot be renamed or deleted.')
+    Name: str | None = Field(default=None, description='The name of the folder')
+
+
+class Inbox(InboxBase, table=True):
+    """The inbox table."""
+
+    __tablename__ = 'inbox'
+
+    Id: str = Field(primary_key=True, description='Xero unique identifier for a folder Files')
+
+
+class InboxCreate(InboxBase):
+    """Payload of a create."""
+
+
+class InboxUpdate(_Model):
+    """Payload of an update: every field optional."""
+
+    Email: str | None = None
+    FileCount: int | None = None
+    IsInbox: bool | None = None
+    Name: str | None = None
+
+
+class InboxPublic(InboxBase):
     """A row as tools return it."""
 
     Id: str = Field(description='Xero unique identifier for a folder Files')

@@ -29,3 +29,12 @@ CREATE TABLE folder (
 	PRIMARY KEY ("Id")
 );
 
+CREATE TABLE inbox (
+	"Email" VARCHAR, 
+	"FileCount" INTEGER, 
+	"IsInbox" BOOLEAN, 
+	"Name" VARCHAR, 
+	"Id" VARCHAR NOT NULL, 
+	PRIMARY KEY ("Id")
+);
+
