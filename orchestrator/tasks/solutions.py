@@ -19,7 +19,7 @@ import datetime as dt
 import json
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -98,6 +98,19 @@ class SolutionContext:
             and service in self.runtimes
             and self.runtimes[service].tools[tool.name].backend == "implemented"
         )
+
+    def implemented_creates(self, calls: list[Call]) -> Iterator[tuple[int, Call, ToolDef, EntityDef]]:
+        """The calls that create a row of an entity on typed state, with their index, tool and entity."""
+        for i, call in enumerate(calls):
+            tool = self.tool(call.service, call.tool)
+            entity = self.entity(call.service, tool)
+            if (
+                tool is not None
+                and entity is not None
+                and tool.operation == "create"
+                and self.implemented(call.service, tool)
+            ):
+                yield i, call, tool, entity
 
 
 Maker = Callable[[SolutionContext], Solution | None]
@@ -357,16 +370,7 @@ _SAFE_TEXT = ("Logged by the operations assistant.", "Handled as requested.", "R
 def _extra_fields(ctx: SolutionContext) -> Solution | None:
     """A create that also fills an optional free-text field the task said nothing about."""
     calls = ctx.gold()
-    for i, call in enumerate(calls):
-        tool = ctx.tool(call.service, call.tool)
-        entity = ctx.entity(call.service, tool)
-        if (
-            tool is None
-            or entity is None
-            or tool.operation != "create"
-            or not ctx.implemented(call.service, tool)
-        ):
-            continue
+    for i, call, tool, entity in ctx.implemented_creates(calls):
         taken = set(set_columns(tool, entity, call.args))
         props = tool.input_schema.get("properties") or {}
         for arg, column_name in sorted(tool.arg_columns.items()):
@@ -484,16 +488,7 @@ def _clobbered(ctx: SolutionContext) -> Solution | None:
 def _rename(ctx: SolutionContext) -> Solution | None:
     """An existing record edited into the new one's values instead of creating the new record."""
     calls = ctx.gold()
-    for i, call in enumerate(calls):
-        tool = ctx.tool(call.service, call.tool)
-        entity = ctx.entity(call.service, tool)
-        if (
-            tool is None
-            or entity is None
-            or tool.operation != "create"
-            or not ctx.implemented(call.service, tool)
-        ):
-            continue
+    for i, call, tool, entity in ctx.implemented_creates(calls):
         values = set_columns(tool, entity, call.args)
         rows = ctx.seeds.rows(call.service, entity.table)
         for updater in _tools(ctx, call.service, entity.name, ("update",)):
