@@ -6,7 +6,8 @@ import pytest
 
 from compoworld.specs import entity_name
 from compoworld.specs.naming import derive_operation_name, identifier, service_slug, slugify, tool_name
-from compoworld.specs.semantic import entity_for_schema, path_entity, split_words, tag
+from compoworld.specs.semantic import tag
+from compoworld.specs.words import entity_for_schema, path_entity, split_words
 
 
 @pytest.mark.parametrize(
@@ -122,7 +123,7 @@ INT = {"type": "integer"}
         ("surname", STR, "", None, "last_name"),
         ("name", STR, "", "contact", "person_name"),
         ("name", STR, "", "company", "company_name"),
-        ("name", STR, "", "pet", None),
+        ("name", STR, "", "pet", "title"),
         ("full_name", STR, "", None, "person_name"),
         ("company_name", STR, "", None, "company_name"),
         ("organization", STR, "", None, "company_name"),

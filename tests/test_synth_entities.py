@@ -6,9 +6,10 @@ import keyword
 from typing import Any
 
 from compoworld.specs import ingest_document
+from compoworld.specs.words import entity_name
 from compoworld.synth.drafts import MAX_COLUMNS
 from compoworld.synth.entities import infer_entities
-from compoworld.synth.naming import RESERVED_ATTRIBUTES, identifier, match_key, singular
+from compoworld.synth.naming import RESERVED_ATTRIBUTES, identifier, match_key
 
 
 def _doc(
@@ -84,8 +85,10 @@ def test_identifiers_are_valid_and_never_shadow_keywords_or_sqlmodel_attributes(
     )
 
 
-def test_singular_snake_names_and_case_blind_keys() -> None:
-    assert [singular(w) for w in ("contacts", "TimeOffRequests", "people", "calendarList", "statuses")] == [
+def test_entity_names_are_singular_snake_and_keys_case_blind() -> None:
+    assert [
+        entity_name(w) for w in ("contacts", "TimeOffRequests", "people", "calendarList", "statuses")
+    ] == [
         "contact",
         "time_off_request",
         "person",

@@ -14,7 +14,7 @@ from compoworld.specs.errors import SpecError
 from compoworld.specs.loader import detect_kind, ingest_document, load_spec, parse_document, read_document
 from compoworld.specs.model import FieldSpec, ParamLocation, SemanticType, ServiceSpec, SourceKind, ToolSpec
 from compoworld.specs.registry import INGESTERS, Ingester, IngesterRegistry, register
-from compoworld.specs.semantic import entity_name
+from compoworld.specs.words import entity_name
 
 __all__ = [
     "BUILTIN_INGESTERS",

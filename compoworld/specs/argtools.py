@@ -16,8 +16,8 @@ from compoworld.specs.fields import input_schema, object_fields, response_fields
 from compoworld.specs.model import ServiceSpec, SourceKind, ToolSpec
 from compoworld.specs.naming import service_slug, slugify, tool_name, unique_tool_name
 from compoworld.specs.refs import Resolver
-from compoworld.specs.semantic import entity_name, split_words
 from compoworld.specs.shapes import object_view
+from compoworld.specs.words import entity_name, split_words
 
 __all__ = ["ArgTool", "build_arg_service", "tool_entity"]
 

@@ -19,8 +19,8 @@ from compoworld.specs.errors import SpecError, join_pointer
 from compoworld.specs.fields import input_schema, make_field, object_fields, response_fields
 from compoworld.specs.model import FieldSpec, ToolSpec
 from compoworld.specs.refs import DOC_NODE_BUDGET, MIN_NODE_BUDGET, NODE_BUDGET, Resolver
-from compoworld.specs.semantic import entity_for_schema, path_entity
 from compoworld.specs.shapes import find_wrapper, named_entity, object_view, text_of
+from compoworld.specs.words import entity_for_schema, path_entity
 
 __all__ = ["HTTP_METHODS", "RestBuilder", "RestOperation", "template_params"]
 

@@ -18,6 +18,7 @@ __all__ = [
     "WRAPPER_KEYS",
     "Wrapper",
     "find_wrapper",
+    "json_type",
     "named_entity",
     "object_view",
     "primary_type",
@@ -244,3 +245,23 @@ def named_entity(resolver: Resolver, raw: Any, wrapper: Wrapper | None) -> str |
     if isinstance(target, dict) and target.get("type") == "array" and "items" in target:
         return _name_or_items(resolver, target["items"]) or name
     return name
+
+
+def json_type(schema: dict[str, Any]) -> str | None:
+    """The first non-null JSON type a schema names (``["string", "null"]`` -> ``string``).
+
+    Stricter than :func:`primary_type`: it reads ``allOf`` too but never guesses from
+    ``items``, ``const`` or ``default``, which is what synthesis wants for column types.
+    """
+    raw = schema.get("type")
+    if isinstance(raw, list):
+        raw = next((t for t in raw if t != "null"), None)
+    if isinstance(raw, str):
+        return raw
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key) or []:
+            if isinstance(sub, dict) and json_type(sub) is not None:
+                return json_type(sub)
+    if "properties" in schema:
+        return "object"
+    return None

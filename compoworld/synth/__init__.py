@@ -2,7 +2,7 @@
 
     ingest (compoworld.specs) -> infer_entities -> classify_tools -> seed_rows -> render -> verify
 
-Names are resolved lazily so that importing a small helper (``compoworld.synth.tagging``) does not
+Names are resolved lazily so that importing a small helper (``compoworld.synth.naming``) does not
 pull in Jinja, rich or the runtime.
 """
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from compoworld.manifest import ColumnDef, EntityDef
 from compoworld.specs.model import FieldSpec, ToolSpec
+from compoworld.specs.shapes import json_type
 from compoworld.synth.entities import Target
 from compoworld.synth.naming import match_key
-from compoworld.synth.tagging import json_type
 
 __all__ = ["arg_columns", "column_named", "destination_arg", "parent_columns", "text_arg"]
 

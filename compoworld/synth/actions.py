@@ -15,14 +15,15 @@ from typing import Any
 
 from compoworld.manifest import ActionDef, ColumnDef, EntityDef
 from compoworld.specs.model import ToolSpec
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.action_args import arg_columns, column_named, destination_arg, parent_columns, text_arg
 from compoworld.synth.entities import EntityInference, Target
-from compoworld.synth.naming import match_key, singular, split_words
+from compoworld.synth.naming import match_key
 from compoworld.synth.paths import parse_path
 from compoworld.synth.readside import READ_REASON, bind_lookup, row_param_target
 from compoworld.synth.resources import path_param
 from compoworld.synth.schemas import merged_properties, unwrap
-from compoworld.synth.tagging import json_type
 from compoworld.synth.transitions import (
     OUTGOING,
     TERMINAL,
@@ -81,7 +82,7 @@ def _entity_from_path(tool: ToolSpec, inference: EntityInference) -> EntityDef |
         return None
     literals = [s for s in tool.path.split("?")[0].strip("/").split("/") if s and "{" not in s]
     for literal in reversed(literals[:-1] or literals):
-        found = inference.entity(singular(literal))
+        found = inference.entity(entity_name(literal))
         if found is not None:
             return found
     return None
@@ -104,7 +105,7 @@ def _entity_from_response(tool: ToolSpec, inference: EntityInference, verb: Verb
     for key in sorted(props):
         words = split_words(key)
         if len(words) >= 2 and words[-1] in _ID_WORDS:
-            noun = singular("_".join(words[:-1]))
+            noun = entity_name("_".join(words[:-1]))
             entity = inference.entity(noun) or _qualified(noun, verb, inference)
             if entity is not None:
                 return entity
@@ -244,7 +245,7 @@ def _clear(name: str, tool: ToolSpec, entity: EntityDef, inference: EntityInfere
     """Delete the addressed row's children (only those in the states the description names)."""
     children = _children(entity, inference)
     text = set(split_words(tool.description)) | set(split_words(tool.original_name or tool.name))
-    text |= {singular(w) for w in text}
+    text |= {entity_name(w) for w in text}
     named = [ch for ch in children if {ch[0].name, ch[0].table} & text]
     pick = named[0] if len(named) == 1 else children[0] if len(children) == 1 else None
     if pick is None:
@@ -303,7 +304,7 @@ def _named_entity(rest: list[str], inference: EntityInference) -> EntityDef | No
         noun.append(word)
     for candidate in ("_".join(noun), *(noun[-1:] or []), *(noun[:1] or [])):
         if candidate:
-            found = inference.entity(singular(candidate))
+            found = inference.entity(entity_name(candidate))
             if found is not None:
                 return found
     return None

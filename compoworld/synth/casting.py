@@ -10,7 +10,7 @@ a customer in a messaging app).
 from __future__ import annotations
 
 from compoworld.manifest import EntityDef
-from compoworld.synth.naming import split_words
+from compoworld.specs.words import split_words
 
 __all__ = ["DEFAULT_PARTY", "entity_role", "field_role"]
 

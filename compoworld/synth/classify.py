@@ -13,6 +13,8 @@ from typing import Any
 
 from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ResponseShape, ToolDef
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
+from compoworld.specs.semantic import value_tag
+from compoworld.specs.shapes import json_type
 from compoworld.synth.actions import ActionBinding, bind_action
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.listparams import ListBinder
@@ -26,7 +28,6 @@ from compoworld.synth.outputs import (
 )
 from compoworld.synth.resources import path_param
 from compoworld.synth.responses import json_schema_of, response_shape, status_shape
-from compoworld.synth.tagging import json_type, tag_column
 from compoworld.synth.toolnames import READ_ACTION_VERBS, VERBS, parse_tool_name
 
 __all__ = ["classify_tool", "classify_tools", "fastapi_path"]
@@ -215,7 +216,7 @@ def _arg_semantics(
         elif entity is not None and p.name in columns:
             column = entity.column(columns[p.name])
             tag = tag or (column.semantic if column is not None else None)
-        tag = tag or tag_column(p.name, p.json_schema)
+        tag = tag or value_tag(p.name, p.json_schema)
         if tag:
             out[p.name] = tag
     return out

@@ -12,9 +12,11 @@ from typing import Any
 
 from compoworld.manifest import ColumnDef, ColumnType, EntityDef
 from compoworld.specs.model import FieldSpec
-from compoworld.synth.naming import class_name, identifier, match_key, singular, split_words, unique
+from compoworld.specs.semantic import value_tag
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import entity_name, split_words
+from compoworld.synth.naming import class_name, identifier, match_key, unique
 from compoworld.synth.schemas import merged_properties
-from compoworld.synth.tagging import json_type, tag_column
 
 __all__ = ["MAX_COLUMNS", "EntityDraft", "FieldDraft", "finalize_entities"]
 
@@ -232,7 +234,7 @@ def _reference(source: str, semantic: str | None, own: str, names: set[str]) -> 
         return target if target in names and target != own else None
     words = split_words(source)
     if len(words) >= 2 and words[-1] == "id":
-        target = singular("_".join(words[:-1]))
+        target = entity_name("_".join(words[:-1]))
         if target in names and target != own:
             return target
     return None
@@ -263,7 +265,7 @@ def _build(draft: EntityDraft, names: set[str], prefix: str) -> EntityDef:
         elif ref is not None:
             semantic = f"id:{ref}"
         elif semantic is None:
-            semantic = tag_column(f.source, f.schema, draft.name)
+            semantic = value_tag(f.source, f.schema, entity=draft.name)
         fmt = f.schema.get("format")
         required = draft.creates > 0 and f.required_by >= draft.creates
         read_only = (

@@ -31,7 +31,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from compoworld.manifest import EntityDef, load_manifest
-from compoworld.specs.semantic import split_words, tag
+from compoworld.specs.semantic import tag
+from compoworld.specs.words import split_words
 from compoworld.synth.fidelity_checks import (
     TYPED_KINDS,
     country_code,

@@ -25,8 +25,9 @@ from typing import Any
 from compoworld.manifest import ColumnDef, EntityDef, ListBinding, ListFilter
 from compoworld.runtime.listquery import OPERATORS, sort_terms
 from compoworld.specs.model import FieldSpec
-from compoworld.synth.naming import match_key, split_words
-from compoworld.synth.tagging import json_type
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import split_words
+from compoworld.synth.naming import match_key
 
 __all__ = ["LIMIT_KEYS", "OFFSET_KEYS", "SEARCH_KEYS", "ListBinder"]
 

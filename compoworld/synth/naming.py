@@ -1,4 +1,4 @@
-"""Names for generated code: identifiers, snake case, singular nouns, class names.
+"""Names for generated code: identifiers, snake case, class names.
 
 Everything synthesis emits (columns, classes, tables) must be a valid Python identifier that
 does not shadow a keyword or an attribute SQLModel/pydantic put on every model, and the same
@@ -10,16 +10,14 @@ from __future__ import annotations
 import keyword
 import re
 
-from compoworld.specs.semantic import entity_name
+from compoworld.specs.words import split_words
 
 __all__ = [
     "RESERVED_ATTRIBUTES",
     "class_name",
     "identifier",
     "match_key",
-    "singular",
     "snake",
-    "split_words",
     "unique",
 ]
 
@@ -76,16 +74,6 @@ RESERVED_ATTRIBUTES: frozenset[str] = frozenset(
     }
 )
 
-_CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
-_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
-
-
-def split_words(text: str) -> list[str]:
-    """Lower-case words of a camelCase, snake_case, kebab-case or spaced name."""
-    spaced = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", text))
-    return [w.lower() for w in _NON_WORD.split(spaced) if w]
-
 
 def snake(text: str) -> str:
     """``calendarList`` -> ``calendar_list``; ``free-trial-numbers`` -> ``free_trial_numbers``."""
@@ -95,15 +83,6 @@ def snake(text: str) -> str:
 def match_key(text: str) -> str:
     """Case- and separator-blind key, so ``companyId``, ``company_id`` and ``CompanyID`` meet."""
     return "".join(split_words(text))
-
-
-def singular(text: str) -> str:
-    """Singular snake-case noun for a collection name: ``TimeOffRequests`` -> ``time_off_request``.
-
-    Delegates to the ingester's rule so that entity names here agree with the ``id:<entity>``
-    tags the ingester put on parameters.
-    """
-    return entity_name(text)
 
 
 def identifier(text: str, *, fallback: str = "field") -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef
+from compoworld.specs.semantic import value_tag
+from compoworld.specs.shapes import json_type
 from compoworld.synth.schemas import merged_properties
-from compoworld.synth.tagging import json_type, tag_column
 
 __all__ = [
     "column_schema",
@@ -118,7 +119,7 @@ def schema_semantics(
             return
         if not name:
             return
-        tag = hints.get(path) or (hints.get(name) if depth <= 2 else None) or tag_column(name, node)
+        tag = hints.get(path) or (hints.get(name) if depth <= 2 else None) or value_tag(name, node)
         if tag:
             out[path] = tag
 

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from compoworld.synth.naming import singular, snake, split_words
+from compoworld.specs.words import entity_name, split_words
+from compoworld.synth.naming import snake
 
 __all__ = ["ACTION_VERBS", "NON_RESOURCES", "PathShape", "is_plural", "parse_path"]
 
@@ -134,7 +135,7 @@ class PathShape:
 def is_plural(literal: str) -> bool:
     """Whether a path literal reads as a plural noun (``contacts``, ``calendarList`` is not)."""
     words = split_words(literal)
-    return bool(words) and singular(literal) != snake(literal)
+    return bool(words) and entity_name(literal) != snake(literal)
 
 
 def _param(segment: str) -> str | None:

@@ -11,11 +11,11 @@ from typing import Any
 
 from compoworld.manifest import EntityDef, ServiceManifest, ToolDef
 from compoworld.specs.model import ServiceSpec
+from compoworld.specs.semantic import value_tag
 from compoworld.synth.classify import classify_tools
 from compoworld.synth.domain import infer_domain
 from compoworld.synth.entities import infer_entities
 from compoworld.synth.seed import derive_seed, row_count, seed_data
-from compoworld.synth.tagging import tag_column
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -119,7 +119,7 @@ def _key_kind(entity: EntityDef) -> str | None:
     pk = entity.column(entity.pk)
     if pk is None or pk.type != "string":
         return None
-    kind = tag_column(pk.source_name or pk.name, pk.json_schema, entity.name)
+    kind = value_tag(pk.source_name or pk.name, pk.json_schema, entity=entity.name)
     return kind if kind in _TYPED_KEYS else None
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from compoworld.manifest import ActionDef, EntityDef
 from compoworld.specs.model import ToolSpec
+from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.entities import EntityInference, Target
-from compoworld.synth.naming import match_key, singular, split_words
+from compoworld.synth.naming import match_key
 from compoworld.synth.resources import path_param
 
 __all__ = ["READ_REASON", "bind_lookup", "row_param_target"]
@@ -38,7 +39,7 @@ def row_param_target(tool: ToolSpec, target: Target, inference: EntityInference)
     if target.pk_param is not None:
         return target
     segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
-    literals = {singular(s) for s in segments if "{" not in s}
+    literals = {entity_name(s) for s in segments if "{" not in s}
     for segment in reversed(segments[-2:]):
         if not (segment.startswith("{") and segment.endswith("}")):
             continue

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 from compoworld.manifest import Operation
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.drafts import EntityDraft, FieldDraft
-from compoworld.synth.naming import identifier, match_key, singular, snake, split_words
+from compoworld.synth.naming import identifier, match_key, snake
 from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, PathShape, is_plural, parse_path
 from compoworld.synth.schemas import SchemaIndex, Unwrapped, merged_properties, unwrap
-from compoworld.synth.tagging import json_type
 
 __all__ = ["Target", "entity_name_for", "path_param", "rest_entities"]
 
@@ -71,7 +72,7 @@ class _Key:
 
 def entity_name_for(literal: str) -> str:
     """Singular snake entity name of a collection literal (a valid identifier)."""
-    name = singular(literal) or "item"
+    name = entity_name(literal) or "item"
     return identifier(name, fallback="item").lower().rstrip("_") or "item"
 
 
@@ -135,7 +136,7 @@ def _maybe_rename(name: str, schema_name: str | None) -> str:
     """``list`` + schema ``TaskList`` -> ``task_list``: a generic path word yields to its schema."""
     if not schema_name or name not in _GENERIC:
         return name
-    candidate = singular(schema_name)
+    candidate = entity_name(schema_name)
     if candidate.endswith("_" + name) and len(candidate.split("_")) <= 4:
         return identifier(candidate).lower()
     return name

@@ -15,9 +15,10 @@ from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef, ResponseShape, default_response
 from compoworld.specs.model import ToolSpec
-from compoworld.synth.naming import match_key, split_words
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import split_words
+from compoworld.synth.naming import match_key
 from compoworld.synth.schemas import merged_properties
-from compoworld.synth.tagging import json_type
 
 __all__ = [
     "error_codes",

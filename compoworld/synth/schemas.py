@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from compoworld.synth.naming import split_words
-from compoworld.synth.tagging import json_type
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import split_words
 
 __all__ = ["SchemaIndex", "Unwrapped", "merged_properties", "unwrap"]
 

@@ -27,11 +27,11 @@ from compoworld.keys import entity_key
 from compoworld.manifest import ColumnDef, EntityDef
 from compoworld.population import Member, Organisation, Population, population
 from compoworld.seeding import derive_seed, seeded_rng
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import split_words
 from compoworld.synth.casting import DEFAULT_PARTY, entity_role
-from compoworld.synth.naming import split_words
 from compoworld.synth.seed_coherence import cohere
 from compoworld.synth.seed_values import RowContext, Timeline, json_value, scalar_value
-from compoworld.synth.tagging import json_type
 
 __all__ = ["ANCHOR_DATE", "SeedData", "derive_seed", "row_count", "seed_data", "seed_rows"]
 

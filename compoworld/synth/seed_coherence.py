@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef
-from compoworld.synth.naming import split_words
+from compoworld.specs.words import split_words
 from compoworld.synth.seed_values import RowContext
 
 __all__ = ["cohere"]

@@ -25,9 +25,10 @@ from schwifty import BIC, IBAN
 from compoworld import prose
 from compoworld.manifest import EntityDef
 from compoworld.population import ANCHOR_DATE, Member, Organisation, Person, Population
+from compoworld.specs.semantic import value_tag
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import split_words
 from compoworld.synth.casting import field_role
-from compoworld.synth.naming import split_words
-from compoworld.synth.tagging import json_type, tag_column
 from compoworld.values import fit_string
 
 __all__ = ["RowContext", "json_value", "scalar_value"]
@@ -570,7 +571,7 @@ def json_value(
     """
     kind = json_type(schema)
     if kind in ("array", "object") or "properties" in schema:
-        container = tag_column(name, {"type": "string"})
+        container = value_tag(name, {"type": "string"})
         inner = container if container in ("email", "phone", "url", "address") else scope
         if kind == "array":
             raw_items = schema.get("items")
@@ -594,7 +595,7 @@ def json_value(
     scoped = _in_scope(name, schema, scope, ctx)
     if scoped is not None:
         return scoped
-    semantic = tag_column(name, schema)
+    semantic = value_tag(name, schema)
     if kind is None:
         return _text(name, {}, semantic, ctx)
     return scalar_value(name, schema, semantic, ctx)

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compoworld.specs.naming import slugify
-from compoworld.specs.semantic import singular
-from compoworld.synth.naming import split_words
+from compoworld.specs.words import singular, split_words
 
 __all__ = ["DEFAULT_MAX_TOOLS", "MIN_PART", "Part", "count_operations", "part_document", "split_plan"]
 

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 from compoworld.manifest import Operation
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
+from compoworld.specs.shapes import json_type
+from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.drafts import EntityDraft
-from compoworld.synth.naming import identifier, match_key, singular, split_words
+from compoworld.synth.naming import identifier, match_key
 from compoworld.synth.paths import ACTION_VERBS
 from compoworld.synth.resources import Target
 from compoworld.synth.schemas import merged_properties, unwrap
-from compoworld.synth.tagging import json_type
 
 __all__ = ["READ_ACTION_VERBS", "VERBS", "ParsedName", "find_id_param", "parse_tool_name", "tool_entities"]
 
@@ -85,7 +86,7 @@ def parse_tool_name(name: str) -> ParsedName:
     idx = next((i for i, w in enumerate(words) if w in VERBS), None)
     if idx is None:
         rest = [w for w in words[1:] if w not in _FILLER]
-        return ParsedName("action", singular("_".join(rest)) or None, words[0] if words else None)
+        return ParsedName("action", entity_name("_".join(rest)) or None, words[0] if words else None)
     verb = words[idx]
     operation = VERBS[verb]
     after = words[idx + 1 :]
@@ -101,7 +102,7 @@ def parse_tool_name(name: str) -> ParsedName:
         noun = [w for w in words[:idx] if w not in _FILLER][-2:]
     if verb == "post" and noun and noun[-1] not in {"post", "posts"}:
         operation = "action"
-    entity = singular("_".join(noun)) if noun else None
+    entity = entity_name("_".join(noun)) if noun else None
     return ParsedName(operation, identifier(entity).lower() if entity else None, verb)
 
 

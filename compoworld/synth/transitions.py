@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from compoworld.manifest import ColumnDef
-from compoworld.synth.naming import match_key, split_words
+from compoworld.specs.words import split_words
+from compoworld.synth.naming import match_key
 
 __all__ = [
     "OUTGOING",

@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from compoworld.synth.naming import split_words
+from compoworld.specs.words import split_words
 from orchestrator.graph.model import FanOut, GraphEdge, ToolNode
 from orchestrator.graph.ports import ACCEPTS
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef, ServiceManifest, ToolDef
-from compoworld.synth.naming import split_words
-from compoworld.synth.tagging import tag_column
+from compoworld.specs.semantic import STAMP_ASPECTS, aspect, value_tag
 from orchestrator.graph.model import InputPort, OutputPort, PortRole
 
 __all__ = [
@@ -34,8 +33,6 @@ QUERY = "query"
 ROW_OPERATIONS = frozenset({"create", "read", "update"})
 #: Semantic types that never link two tools: their values are per-service vocabularies.
 _UNLINKABLE = frozenset({"status", "color", "uuid"})
-_STAMPS = frozenset({"date-time", "date"})
-_STAMP_WORDS = frozenset({"created", "updated", "modified", "deleted", "create", "update", "modify"})
 #: Consumer semantic -> extra producer semantics it accepts (a ticket subject can be a message body).
 ACCEPTS: dict[str, frozenset[str]] = {
     "text": frozenset({"title"}),
@@ -51,7 +48,7 @@ def column_semantic(entity: EntityDef, column: ColumnDef) -> str | None:
         return f"id:{column.ref}"
     if column.semantic:
         return column.semantic
-    return tag_column(column.name, column.json_schema or {"type": column.type}, entity.name)
+    return value_tag(column.name, column.json_schema or {"type": column.type}, entity=entity.name)
 
 
 def linkable(semantic: str | None) -> bool:
@@ -109,8 +106,7 @@ def _schema_leaves(
 
 def _is_stamp(path: str, semantic: str) -> bool:
     """created_at, updatedAt, lastModifiedOn...: set by the service, never a value anyone passes on."""
-    words = split_words(path.rsplit(".", 1)[-1])
-    return semantic in _STAMPS and bool(set(words) & _STAMP_WORDS)
+    return aspect(path.rsplit(".", 1)[-1], semantic) in STAMP_ASPECTS
 
 
 def output_ports(manifest: ServiceManifest, tool: ToolDef) -> list[OutputPort]:
@@ -133,7 +129,7 @@ def output_ports(manifest: ServiceManifest, tool: ToolDef) -> list[OutputPort]:
     else:
         for path, leaf in _schema_leaves(tool.output_schema):
             name = path.rsplit(".", 1)[-1].removesuffix("[]")
-            sem = tag_column(name, leaf) if name else None
+            sem = value_tag(name, leaf) if name else None
             if sem:
                 found[path] = sem
     found.update(tool.output_semantics)
@@ -200,7 +196,7 @@ def input_ports(manifest: ServiceManifest, tool: ToolDef) -> list[InputPort]:
     if isinstance(props, dict):
         for arg in sorted(props):
             if isinstance(props[arg], dict) and props[arg].get("type") in ("string", "number", "integer"):
-                add(arg, tag_column(arg, props[arg], entity.name if entity else ""), "arg")
+                add(arg, value_tag(arg, props[arg], entity=entity.name if entity else None), "arg")
     return sorted(ports.values(), key=lambda p: p.name)
 
 
