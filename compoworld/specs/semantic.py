@@ -263,14 +263,14 @@ def _place_tag(words: list[str], joined: str, last: str, wset: set[str], kind: s
     text = kind in ("string", None)
     if text and wset & {"country", "countries"} and last not in ("count", "flag"):
         return S.COUNTRY
-    if text and (joined in _ADDRESS_LINES or (wset & {"address", "street"} and not wset & _NOT_POSTAL)):
-        return S.ADDRESS
     if text and wset & {"city", "town", "locality"}:
         return S.CITY
     if (text or kind == "integer") and (
         wset & {"zip", "zipcode", "postcode", "postalcode"} or re.search(r"(post(al)?|zip)_code", joined)
     ):
         return S.POSTAL_CODE
+    if text and (joined in _ADDRESS_LINES or (wset & {"address", "street"} and not wset & _NOT_POSTAL)):
+        return S.ADDRESS
     return None
 
 

@@ -329,12 +329,12 @@ def _prefixes(names: list[str]) -> dict[str, str]:
 
 
 def _fix_class_names(entities: list[EntityDef]) -> None:
-    """Make every rendered class (X, XBase, XCreate, XUpdate, XPublic) distinct across entities."""
+    """Make every rendered class (X, XBase) distinct across entities."""
     taken: set[str] = set()
     for entity in entities:
         base = entity.class_name
         candidate, n = base, 2
-        family = ("", "Base", "Create", "Update", "Public")
+        family = ("", "Base")
         while any(candidate + s in taken for s in family):
             candidate = f"{base}{n}"
             n += 1

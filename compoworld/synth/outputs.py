@@ -45,7 +45,7 @@ def column_schema(column: ColumnDef) -> dict[str, Any]:
 
 
 def entity_schema(entity: EntityDef) -> dict[str, Any]:
-    """The public JSON schema of one row (``XPublic``), keyed as the spec spells each field."""
+    """The public JSON schema of one row, keyed as the spec spells each field."""
     return {
         "type": "object",
         "title": entity.class_name,

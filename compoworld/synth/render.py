@@ -74,16 +74,16 @@ def _summary(value: str) -> str:
     return text[: cut.start()] if cut else text[:300]
 
 
-def _pytype(c: ColumnDef, optional: bool = False, public: bool = False) -> str:
+def _pytype(c: ColumnDef) -> str:
     base = _PY_TYPES[c.type]
     if base == "Any":
         return base
     if c.primary_key:
-        return base if public or c.type == "string" else f"{base} | None"
-    return f"{base} | None" if (c.nullable or optional) else base
+        return base if c.type == "string" else f"{base} | None"
+    return f"{base} | None" if c.nullable else base
 
 
-def _pyfield(c: ColumnDef, table: bool = False, public: bool = False) -> str:
+def _pyfield(c: ColumnDef, table: bool = False) -> str:
     args: list[str] = []
     if c.primary_key:
         if table:
@@ -91,7 +91,7 @@ def _pyfield(c: ColumnDef, table: bool = False, public: bool = False) -> str:
             args.append("primary_key=True")
     elif c.nullable or c.type == "json":
         args.append("default=None")
-    if c.type == "json" and not public:
+    if c.type == "json":
         args.append("sa_column=Column(JSON)")
     if c.description:
         args.append(f"description={' '.join(c.description.split())[:120]!r}")
