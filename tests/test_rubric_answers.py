@@ -72,3 +72,14 @@ def test_an_answer_that_also_states_a_rival_is_hedging() -> None:
     assert _grade(params, "The amount is 211.75.")[0]
     passed, detail = _grade(params, "Either 211.75 or 148.50, I am not sure.")
     assert not passed and "148.5" in detail
+
+
+def test_counting_values_stops_once_past_the_limit_and_agrees_below_it() -> None:
+    from orchestrator.rubric.answers import value_tokens
+
+    dump = json.dumps([{"id": i, "amount": i * 1.5, "email": f"p{i}@example.com"} for i in range(2000)])
+    full = value_tokens(dump)
+    assert full >= 2000 * 3
+    assert value_tokens(dump, limit=10) == 11
+    assert value_tokens("Done. 42; 17 and three", limit=10) == value_tokens("Done. 42; 17 and three") == 3
+    assert is_dump(dump, asked=1) and not is_dump("Done. 42", asked=1)

@@ -108,3 +108,62 @@ def test_check_names_the_kind_a_hand_edited_task_no_longer_tells_apart(
     assert any(r.startswith("wrong solution 'clobbered_field' completes") for r in result.reasons), (
         result.reasons
     )
+
+
+def test_solutions_that_repeat_the_gold_calls_are_judged_as_when_run_from_the_seed(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    """Sharing the gold run (answer-only variants on its state, longer ones forked from it) changes no verdict."""
+    for task in tasks[:10]:
+        seeds = SeedIndex(runtimes)
+        shared = asyncio.run(check_task(task, runtimes, seeds, cache=SeedCache()))
+        fresh = asyncio.run(check_task(task, runtimes, seeds, cache=SeedCache(), reuse=False))
+        assert [(o.kind, o.completed) for o in shared.outcomes] == [
+            (o.kind, o.completed) for o in fresh.outcomes
+        ]
+        assert shared.valid == fresh.valid and shared.noop_score == fresh.noop_score
+
+
+def test_a_session_forked_from_the_gold_run_reads_as_the_gold_run_left_it(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    """A child session starts where its parent ended, also in services it never calls itself."""
+    from orchestrator.tasks.execute import Session
+
+    task = next(t for t in tasks if any(g.tool.startswith(("create", "add")) for g in t.gold_calls))
+
+    async def main() -> None:
+        with Session(runtimes, "parent", task.today) as parent:
+            for g in task.gold_calls:
+                assert (await parent.call(g.service, g.tool, g.arguments)).success
+            written = sorted(set(parent.forked) & parent.written)
+            assert written
+            expected = {s: await parent.reader().state_hash(s) for s in written}
+            with Session(runtimes, "child", task.today, parent=parent) as child:
+                seed = {s: await child.reader().state_hash(s) for s in written}
+                assert seed == expected
+            with Session(runtimes, "fresh", task.today) as fresh:
+                assert {s: await fresh.reader().state_hash(s) for s in written} != expected
+
+    asyncio.run(main())
+
+
+def test_a_page_size_declared_as_a_string_or_capped_is_sent_as_declared() -> None:
+    from compoworld.manifest import ToolDef
+    from orchestrator.tasks.paths import page_size
+
+    def tool(schema: dict[str, object]) -> ToolDef:
+        return ToolDef.model_validate(
+            {
+                "name": "list_things",
+                "kind": "read",
+                "operation": "list",
+                "backend": "implemented",
+                "limit_arg": "size",
+                "input_schema": {"type": "object", "properties": {"size": schema}},
+            }
+        )
+
+    assert page_size(tool({"type": "string"}), 200) == "200"
+    assert page_size(tool({"type": "integer", "maximum": 50}), 200) == 50
+    assert page_size(tool({"type": "integer"}), 200) == 200

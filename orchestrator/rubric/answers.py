@@ -18,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import itertools
 import math
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import pycountry
@@ -97,20 +98,22 @@ def _is_number(value: Any) -> bool:
 
 def numbers_in(text: str) -> list[tuple[float, int]]:
     """(value, decimals shown) of every number written in ``text``, in digits or as a small word."""
-    out: list[tuple[float, int]] = []
+    return list(_numbers(text))
+
+
+def _numbers(text: str) -> Iterator[tuple[float, int]]:
     for match in _NUMBER.finditer(text):
         raw = match.group(0).replace(",", "")
         try:
-            out.append((float(raw), len(raw.split(".", 1)[1]) if "." in raw else 0))
+            yield float(raw), len(raw.split(".", 1)[1]) if "." in raw else 0
         except ValueError:
             continue
     for match in _WORD_NUMBER.finditer(normalize(text)):
         tens, unit, small = match.group(1), match.group(2), match.group(3)
         if small:
-            out.append((float(_SMALL.index(small)), 0))
+            yield float(_SMALL.index(small)), 0
         else:
-            out.append((float((_TENS.index(tens) + 2) * 10 + (_SMALL.index(unit) if unit else 0)), 0))
-    return out
+            yield float((_TENS.index(tens) + 2) * 10 + (_SMALL.index(unit) if unit else 0)), 0
 
 
 def decimals_needed(value: float) -> int:
@@ -123,7 +126,7 @@ def decimals_needed(value: float) -> int:
 
 def _number_stated(text: str, expected: float) -> bool:
     need = decimals_needed(expected)
-    for value, shown in numbers_in(text):
+    for value, shown in _numbers(text):
         if shown >= need and abs(value - expected) <= 0.5 * 10**-shown + 1e-9:
             return True
     return False
@@ -329,15 +332,30 @@ def _as_float(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def value_tokens(answer: str) -> int:
-    """How many values an answer lists: numbers, e-mail addresses and ``key: value`` pairs."""
-    keys = len(_JSON_KEY.findall(answer))
-    return len(numbers_in(answer)) + len(_EMAIL.findall(answer)) + keys
+def _tokens(answer: str) -> Iterator[None]:
+    """One item per value the answer lists, cheapest scans first (a caller may stop early)."""
+    for _ in _JSON_KEY.finditer(answer):
+        yield None
+    for _ in _EMAIL.finditer(answer):
+        yield None
+    for _ in _numbers(answer):
+        yield None
+
+
+def value_tokens(answer: str, limit: int | None = None) -> int:
+    """How many values an answer lists: numbers, e-mail addresses and ``key: value`` pairs.
+
+    With ``limit`` the count stops once it passes the limit: a dump of whole tables is known to
+    be one after a few dozen matches, not after scanning all of it.
+    """
+    tokens = _tokens(answer)
+    return sum(1 for _ in (tokens if limit is None else itertools.islice(tokens, limit + 1)))
 
 
 def is_dump(answer: str, asked: int) -> bool:
     """An answer listing far more values than were asked for (a record or result dump)."""
-    return value_tokens(answer) > max(10, 4 * max(1, asked))
+    limit = max(10, 4 * max(1, asked))
+    return value_tokens(answer, limit) > limit
 
 
 def any_stated(

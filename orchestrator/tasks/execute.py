@@ -5,7 +5,13 @@ use (with the task's frozen today) and drops every fork on close, so thousands o
 solution runs leave nothing behind. Implemented tools run synchronously (``ServiceRuntime.dispatch``);
 only simulated tools await the world model. A read of a service the episode has not written to
 yet sees exactly the seed, so its result is shared through the ``SeedCache`` across episodes
-(gold, variants and wrong solutions list the same tables many times).
+(gold, variants and wrong solutions list the same tables many times), and a service is forked
+only when a call has to run there: a session that only reads cached seed results forks nothing
+(a grader reads an unforked service as its seed, which is what it holds).
+
+A session may have a ``parent``: a service the parent forked is forked from the parent's
+state, so a solution that repeats the gold calls and then does more starts where the gold
+run ended instead of replaying it.
 """
 
 from __future__ import annotations
@@ -31,13 +37,18 @@ class Session:
         episode_id: str,
         today: str,
         cache: SeedCache | None = None,
+        *,
+        parent: Session | None = None,
+        lazy: bool = True,
     ) -> None:
         self.runtimes = runtimes
         self.episode_id = episode_id
         self.today = today
         self.cache = cache or SeedCache()
+        self.parent = parent
+        self.lazy = lazy
         self.forked: list[str] = []
-        self.written: set[str] = set()
+        self.written: set[str] = set(parent.written) if parent is not None else set()
 
     def open(self, services: Iterable[str]) -> Session:
         """Fork these services now (a grader may read a service the calls never touched)."""
@@ -48,7 +59,9 @@ class Session:
     def _ensure(self, service: str) -> ServiceRuntime:
         runtime = self.runtimes[service]
         if service not in self.forked:
-            runtime.fork(self.episode_id, today=self.today)
+            parent = self.parent
+            source = parent.episode_id if parent is not None and service in parent.forked else None
+            runtime.fork(self.episode_id, source=source, today=self.today)
             self.forked.append(service)
         return runtime
 
@@ -56,7 +69,7 @@ class Session:
         """The result of one tool call in this episode."""
         if service not in self.runtimes:
             return ToolResult.fail("unknown_service", f"no service '{service}'")
-        runtime = self._ensure(service)
+        runtime = self.runtimes[service] if self.lazy else self._ensure(service)
         bound = runtime.tools.get(tool)
         key = None
         if bound is not None and bound.defn.kind == "read" and bound.backend == "implemented":
@@ -67,6 +80,7 @@ class Session:
                     return cast(ToolResult, hit)
         else:
             self.written.add(service)
+        self._ensure(service)
         result = runtime.dispatch(self.episode_id, tool, args)
         out = result if isinstance(result, ToolResult) else await result.run()
         if key is not None and out.success:
@@ -81,7 +95,12 @@ class Session:
         return self._ensure(service).state_hash(self.episode_id)
 
     def reader(self) -> RuntimeStateReader:
-        """The grader's view of this episode (services never forked read as their seed)."""
+        """The grader's view of this episode (services never forked read as their seed).
+
+        A service the parent wrote to is forked first, so it reads as the parent left it.
+        """
+        if self.parent is not None:
+            self.open([s for s in self.parent.forked if s in self.parent.written])
         return RuntimeStateReader(self.runtimes, self.episode_id, self.cache)
 
     def close(self) -> None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compoworld.manifest import ResponseShape
+from compoworld.manifest import ResponseShape, ToolDef
 
 __all__ = [
     "MISSING",
     "get_path",
     "list_items",
+    "page_size",
     "parse_step_ref",
     "resolve_source",
     "set_arg",
@@ -30,6 +31,20 @@ class _Missing:
 
 #: Returned when a path or source does not resolve.
 MISSING: Any = _Missing()
+
+
+def page_size(tool: ToolDef, wanted: int) -> int | str | None:
+    """The page-size argument a list call sends for ``wanted`` rows, typed as the tool declares it.
+
+    A spec may declare the size as a string (``display_size: "500"``) or cap it (``maximum``);
+    None when the tool has no page-size argument.
+    """
+    if not tool.limit_arg:
+        return None
+    schema = (tool.input_schema.get("properties") or {}).get(tool.limit_arg) or {}
+    cap = schema.get("maximum")
+    size = min(wanted, int(cap)) if isinstance(cap, (int, float)) and not isinstance(cap, bool) else wanted
+    return str(size) if schema.get("type") == "string" else size
 
 
 def get_path(data: Any, path: str) -> Any:

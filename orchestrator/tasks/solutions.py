@@ -32,6 +32,7 @@ from orchestrator.rubric.base import StateReader
 from orchestrator.rubric.normalize import value_text
 from orchestrator.rubric.rows import new_rows, row_matches
 from orchestrator.tasks.criteria import set_columns
+from orchestrator.tasks.paths import page_size
 from orchestrator.tasks.seeds import SeedIndex, value_key
 
 __all__ = [
@@ -354,8 +355,9 @@ def _search_instead(ctx: SolutionContext) -> Solution | None:
                     break
                 args[name] = row[column]
             else:
-                if lister.limit_arg:
-                    args[lister.limit_arg] = 500
+                size = page_size(lister, 500)
+                if lister.limit_arg and size is not None:
+                    args[lister.limit_arg] = size
                 calls[i] = Call(call.service, lister.name, args)
                 return Solution(
                     "search_instead_of_read", "valid", calls, note=f"{call.tool} -> {lister.name}"

@@ -4,12 +4,19 @@ For each task: the gold calls replayed on fresh forks must reproduce the recorde
 and state hashes and complete; an empty episode must fail a ``no_op_fail`` criterion and
 pass every guard; every valid variant (``solutions``) must complete and every wrong
 solution must not. Outcomes are kept per kind, so ``tasks check`` reports the rates.
+
+The gold run stays open while the solutions run: calls are deterministic on a fork (the gold
+replay proves it by reproducing the recorded results), so a solution whose calls are exactly
+the gold calls (one that differs only in its answer) is graded on the gold run's final state,
+and one that makes the gold calls and then more (an extra delete, a clobbered field) starts
+from a fork of that state and runs only the rest. Every other solution runs from the seed.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -22,7 +29,7 @@ from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 from orchestrator.tasks.execute import Session
 from orchestrator.tasks.replay import replay
 from orchestrator.tasks.seeds import SeedIndex
-from orchestrator.tasks.solutions import SOLUTION_KINDS, Solution, SolutionContext, answer_for, rng_for
+from orchestrator.tasks.solutions import SOLUTION_KINDS, Call, Solution, SolutionContext, answer_for, rng_for
 
 __all__ = [
     "KindRate",
@@ -155,49 +162,87 @@ def _first_failure(verdicts: Sequence[Verdict]) -> str:
     return f"{failed.id} ({failed.kind}): {failed.detail}" if failed else "every criterion passed"
 
 
+@dataclass
+class GoldRun:
+    """The gold replay, still open: the calls it sent, their data, its session and its grading view."""
+
+    session: Session
+    calls: list[Call]
+    results: list[Any]
+    reader: RuntimeStateReader
+
+
+def _same_calls(a: Sequence[Call], b: Sequence[Call]) -> bool:
+    return len(a) == len(b) and all(
+        (x.service, x.tool, _canon(x.args)) == (y.service, y.tool, _canon(y.args))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
 async def run_solution(
     task: Task,
     solution: Solution,
     runtimes: Mapping[str, ServiceRuntime],
     cache: SeedCache,
     ctx: SolutionContext,
+    base: GoldRun | None = None,
+    *,
+    lazy: bool = True,
 ) -> SolutionOutcome:
-    """Run a solution's calls on fresh forks and grade its final state and answer."""
-    with Session(runtimes, f"verify:{task.id}:{solution.kind}", task.today, cache) as session:
-        results = []
-        for call in solution.calls:
-            out = await session.call(call.service, call.tool, call.args)
-            results.append(out.data if out.success else {"code": out.code, "message": out.message})
-        reader = session.reader()
-        answer = await answer_for(task.rubric, reader, solution.answer, ctx.rng, dump=results)
+    """Run a solution's calls on forks and grade its final state and answer.
+
+    With ``base`` (the open gold run), calls that repeat the gold calls are not run again: the
+    solution starts from the gold run's final state (see the module docstring).
+    """
+    shared = base is not None and _same_calls(solution.calls[: len(base.calls)], base.calls)
+    if base is not None and shared and len(solution.calls) == len(base.calls):
+        reader = base.reader
+        answer = await answer_for(task.rubric, reader, solution.answer, ctx.rng, dump=list(base.results))
         verdicts = await evaluate(task.rubric, reader, answer)
+    else:
+        parent = base.session if base is not None and shared else None
+        rest = solution.calls[len(base.calls) :] if base is not None and shared else solution.calls
+        results = list(base.results) if base is not None and shared else []
+        with Session(
+            runtimes, f"verify:{task.id}:{solution.kind}", task.today, cache, parent=parent, lazy=lazy
+        ) as session:
+            for call in rest:
+                out = await session.call(call.service, call.tool, call.args)
+                results.append(out.data if out.success else {"code": out.code, "message": out.message})
+            reader = session.reader()
+            answer = await answer_for(task.rubric, reader, solution.answer, ctx.rng, dump=results)
+            verdicts = await evaluate(task.rubric, reader, answer)
     done = complete(verdicts)
     detail = _first_failure(verdicts) if not done else (solution.note or "completed")
     return SolutionOutcome(kind=solution.kind, family=solution.family, completed=done, detail=detail)
 
 
 async def _gold(
-    task: Task, runtimes: Mapping[str, ServiceRuntime], cache: SeedCache, hashes: bool
-) -> list[str]:
+    task: Task, session: Session, runtimes: Mapping[str, ServiceRuntime], hashes: bool
+) -> tuple[list[str], GoldRun]:
     reasons: list[str] = []
     steps = task_steps(task)
-    with Session(runtimes, f"verify:{task.id}:gold", task.today, cache) as session:
-        replayed = await replay(steps, session)
-        for i, outcome in enumerate(replayed.outcomes):
-            if outcome is not None and not outcome.success:
-                reasons.append(f"gold step {i} ({steps[i].tool}) failed: {outcome.message}")
-        results = [r for r, a in zip(replayed.results, replayed.args, strict=True) if a is not None]
-        if len(results) != len(task.gold_calls) or any(
-            _canon(r) != _canon(g.result) for r, g in zip(results, task.gold_calls, strict=False)
-        ):
-            reasons.append("replayed gold calls return different results than recorded")
-        reader = session.reader()
-        verdicts = await evaluate(task.rubric, reader, await answer_for(task.rubric, reader))
-        reasons += [f"gold replay fails {v.id} ({v.kind}): {v.detail}" for v in verdicts if not v.passed]
-        for svc, expected in sorted(task.expected_state_hash.items()) if hashes else ():
-            if svc in runtimes and await reader.state_hash(svc) != expected:
-                reasons.append(f"state hash of '{svc}' after the gold calls differs from the recorded one")
-    return reasons
+    replayed = await replay(steps, session)
+    for i, outcome in enumerate(replayed.outcomes):
+        if outcome is not None and not outcome.success:
+            reasons.append(f"gold step {i} ({steps[i].tool}) failed: {outcome.message}")
+    sent = [
+        (s, a, r) for s, a, r in zip(steps, replayed.args, replayed.results, strict=True) if a is not None
+    ]
+    results = [r for _, _, r in sent]
+    if len(results) != len(task.gold_calls) or any(
+        r is not g.result and _canon(r) != _canon(g.result)
+        for r, g in zip(results, task.gold_calls, strict=False)
+    ):
+        reasons.append("replayed gold calls return different results than recorded")
+    reader = session.reader()
+    verdicts = await evaluate(task.rubric, reader, await answer_for(task.rubric, reader))
+    reasons += [f"gold replay fails {v.id} ({v.kind}): {v.detail}" for v in verdicts if not v.passed]
+    for svc, expected in sorted(task.expected_state_hash.items()) if hashes else ():
+        if svc in runtimes and await reader.state_hash(svc) != expected:
+            reasons.append(f"state hash of '{svc}' after the gold calls differs from the recorded one")
+    calls = [Call(s.service, s.tool, a) for s, a, _ in sent]
+    return reasons, GoldRun(session, calls, results, reader)
 
 
 async def check_task(
@@ -208,40 +253,47 @@ async def check_task(
     cache: SeedCache | None = None,
     solutions: bool = True,
     hashes: bool = True,
+    reuse: bool = True,
 ) -> TaskCheck:
-    """Re-verify one task against a library (fresh forks; nothing is left behind)."""
+    """Re-verify one task against a library (forks are deleted; nothing is left behind).
+
+    ``reuse=False`` runs every solution from the seed (the slower reference the bench compares).
+    """
     cache = cache or SeedCache()
     reasons = _structure(task, runtimes)
     if reasons:
         return TaskCheck(task_id=task.id, valid=False, reasons=reasons)
-    reasons = await _gold(task, runtimes, cache, hashes)
-    noop = await evaluate(task.rubric, RuntimeStateReader(runtimes, None, cache), "")
-    if all(v.passed for v in noop if v.label == "no_op_fail"):
-        reasons.append("doing nothing passes every no_op_fail criterion")
-    reasons += [
-        f"doing nothing fails guard {v.id} ({v.kind}): {v.detail}"
-        for v in noop
-        if v.label == "no_op_pass" and not v.passed
-    ]
-    weights = {c.id: c.importance for c in task.rubric}
-    total = sum(weights.values()) or 1.0
-    check = TaskCheck(
-        task_id=task.id, valid=False, noop_score=sum(weights[v.id] for v in noop if v.passed) / total
-    )
-    if solutions and not reasons:
-        steps = task_steps(task)
-        for kind, (_, maker) in SOLUTION_KINDS.items():
-            if kind == "gold":
-                continue
-            ctx = SolutionContext(task, steps, runtimes, seeds, rng_for(task, kind))
-            solution = maker(ctx)
-            if solution is None:
-                continue
-            outcome = await run_solution(task, solution, runtimes, cache, ctx)
-            check.outcomes.append(outcome)
-            if not outcome.as_expected:
-                verb = "does not complete" if outcome.family == "valid" else "completes"
-                reasons.append(f"{outcome.family} solution '{kind}' {verb}: {outcome.detail}")
+    with Session(runtimes, f"verify:{task.id}:gold", task.today, cache, lazy=reuse) as session:
+        reasons, gold = await _gold(task, session, runtimes, hashes)
+        noop = await evaluate(task.rubric, RuntimeStateReader(runtimes, None, cache), "")
+        if all(v.passed for v in noop if v.label == "no_op_fail"):
+            reasons.append("doing nothing passes every no_op_fail criterion")
+        reasons += [
+            f"doing nothing fails guard {v.id} ({v.kind}): {v.detail}"
+            for v in noop
+            if v.label == "no_op_pass" and not v.passed
+        ]
+        weights = {c.id: c.importance for c in task.rubric}
+        total = sum(weights.values()) or 1.0
+        check = TaskCheck(
+            task_id=task.id, valid=False, noop_score=sum(weights[v.id] for v in noop if v.passed) / total
+        )
+        if solutions and not reasons:
+            steps = task_steps(task)
+            for kind, (_, maker) in SOLUTION_KINDS.items():
+                if kind == "gold":
+                    continue
+                ctx = SolutionContext(task, steps, runtimes, seeds, rng_for(task, kind))
+                solution = maker(ctx)
+                if solution is None:
+                    continue
+                outcome = await run_solution(
+                    task, solution, runtimes, cache, ctx, gold if reuse else None, lazy=reuse
+                )
+                check.outcomes.append(outcome)
+                if not outcome.as_expected:
+                    verb = "does not complete" if outcome.family == "valid" else "completes"
+                    reasons.append(f"{outcome.family} solution '{kind}' {verb}: {outcome.detail}")
     check.reasons = reasons
     check.valid = not reasons
     return check

@@ -20,7 +20,7 @@ from orchestrator.models import StepCondition, WalkStep
 from orchestrator.rubric.answers import CodeType, kind_of
 from orchestrator.tasks.criteria import AnswerSpec
 from orchestrator.tasks.execute import Session
-from orchestrator.tasks.paths import MISSING, get_path, list_items, set_arg, step_ref
+from orchestrator.tasks.paths import MISSING, get_path, list_items, page_size, set_arg, step_ref
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.world import Person, Table, World
 
@@ -146,8 +146,9 @@ class Draft:
             raise DraftRejected("table cannot be listed")
         args: dict[str, Any] = {}
         bindings: dict[str, str] = {}
-        if lister.limit_arg:
-            args[lister.limit_arg] = PAGE
+        size = page_size(lister, PAGE)
+        if lister.limit_arg and size is not None:
+            args[lister.limit_arg] = size
         self._scope(lister, rows[0], args)
         if person is not None and table.filter_arg:
             args[table.filter_arg] = get_path(rows[0], table.email_path or "")
