@@ -39,6 +39,7 @@ ToolFailure                              compoworld.runtime.ops         a typed-
 CheckFailure                             compoworld.synth.verify_world  a conformance check failed -> ToolCheck.failure
 ArgumentError (ValueError)               compoworld.runtime.validate    arguments refused -> ToolResult.fail
 Rejected                                 compoworld.runtime.rest        a REST request refused before any tool ran
+InputRefused (ValueError)                compoworld.sanitize            an input over a limit or not clean JSON -> 400/413
 TwinFailure                              compoworld.synth.twin          a checked call's two routes disagree -> a failed check
 DraftRejected                            orchestrator.tasks.rejected    a scenario draft that cannot be a task (a reason)
 UnusableRecord (ValueError)              trainer.sft_format             an SFT input line dropped -> a counted reason

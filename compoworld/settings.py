@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from compoworld.sanitize import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
+
 __all__ = ["DEV_ADMIN_TOKEN", "Settings", "bundled_library"]
 
 DEV_ADMIN_TOKEN = "compoworld-dev-token"
@@ -33,7 +35,25 @@ class Settings(BaseSettings):
     max_episodes: int = Field(
         default=20000, description="Per service; the oldest idle episode is reaped beyond it."
     )
-    max_payload_bytes: int = Field(default=256 * 1024, description="Largest accepted tool-call body.")
+    max_payload_bytes: int = Field(
+        default=DEFAULT_MAX_BYTES,
+        gt=0,
+        description="Largest accepted tool-call body (uniform and REST routes, step arguments, MCP calls).",
+    )
+    max_json_depth: int = Field(
+        default=DEFAULT_MAX_DEPTH,
+        ge=2,
+        le=512,
+        description="Deepest nesting of objects and arrays accepted at any edge.",
+    )
+    max_request_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        gt=0,
+        description="Largest accepted body of an orchestrator route (a step carries several tool calls).",
+    )
+    max_result_bytes: int = Field(
+        default=4 * 1024 * 1024, gt=0, description="Largest tool result accepted from a remote service."
+    )
     default_today: str = Field(default="2026-01-15", description="Frozen date of episodes that name none.")
     llm_base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint for the world model."

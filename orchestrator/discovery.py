@@ -29,6 +29,7 @@ from compoworld.errors import CompoWorldError, EpisodeError, ServiceUnavailable
 from compoworld.runtime.pool import ServicePool
 from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.sanitize import InputRefused, Limits, load_json
 from compoworld.settings import Settings
 from orchestrator.errors import InvalidRequest
 from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
@@ -214,6 +215,7 @@ class HttpService:
         http: httpx.AsyncClient,
         admin_token: str,
         resolver: Resolver | None = None,
+        result_limits: Limits | None = None,
     ) -> None:
         if not urls:
             raise InvalidRequest(f"service '{name}' has no base URL")
@@ -221,6 +223,7 @@ class HttpService:
         self.urls = [u.rstrip("/") for u in urls]
         self.replicas = ReplicaSet(self.urls, resolver)
         self.http = http
+        self.result_limits = result_limits or Limits(4 * 1024 * 1024)
         self._admin = {"Authorization": f"Bearer {admin_token}"}
         # episode -> replica base: a cache of the records' pins (re-adopted on every turn), bounded
         self._pins: OrderedDict[str, str] = OrderedDict()
@@ -246,12 +249,45 @@ class HttpService:
             raise ServiceUnavailable(self.name, "admin token rejected (COMPOWORLD_ADMIN_TOKEN differs)")
         return resp
 
+    async def _call(self, url: str, args: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes]:
+        """POST a tool call and read its answer, at most ``result_limits.max_bytes`` of it."""
+        limit = self.result_limits.max_bytes
+        try:
+            async with self.http.stream("POST", url, json=args, headers=headers) as resp:
+                declared = resp.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise ServiceUnavailable(self.name, f"a result of {declared} bytes (the limit is {limit})")
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise ServiceUnavailable(self.name, f"a result over {limit} bytes (the limit)")
+                    chunks.append(chunk)
+        except httpx.TimeoutException as exc:
+            raise ServiceUnavailable(self.name, f"timed out ({type(exc).__name__})") from exc
+        except httpx.HTTPError as exc:
+            raise ServiceUnavailable(self.name, f"{type(exc).__name__}: {exc}") from exc
+        if resp.status_code >= 500:
+            raise ServiceUnavailable(self.name, f"HTTP {resp.status_code} from {url}")
+        return resp.status_code, b"".join(chunks)
+
+    def _answer(self, resp: httpx.Response, what: str) -> Any:
+        """A JSON answer of an admin or listing route; garbage is the service's failure, never a 500."""
+        try:
+            return load_json(resp.content, Limits(max(len(resp.content), 1), self.result_limits.max_depth), what)
+        except InputRefused as exc:
+            raise ServiceUnavailable(self.name, f"{what} is unusable: {exc}") from exc
+
     async def tool_schemas(self) -> list[dict[str, Any]]:
         if self._schemas is None:
             resp = await self._request("GET", f"{self.urls[0]}{RESERVED_PREFIX}/tools")
             if resp.status_code != 200:
                 raise ServiceUnavailable(self.name, f"GET /tools answered HTTP {resp.status_code}")
-            self._schemas = list(resp.json())
+            schemas = self._answer(resp, "GET /tools")
+            if not isinstance(schemas, list) or not all(_is_tool_schema(t) for t in schemas):
+                raise ServiceUnavailable(self.name, "GET /tools did not answer a list of function schemas")
+            self._schemas = schemas
         return self._schemas
 
     async def fork(self, episode_id: str, today: str | None) -> str:
@@ -285,36 +321,46 @@ class HttpService:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/tools/{tool}"
         headers = {"X-Episode-Id": episode_id} | ({"X-Call-Id": call_id} if call_id else {})
         try:
-            resp = await self._request("POST", url, json=args, headers=headers)
+            status, body = await self._call(url, args, headers)
         except ServiceUnavailable as exc:
             return unavailable(self.name, exc.reason)
-        try:
-            return ToolResult.from_envelope(resp.json())
-        except ValueError as exc:  # not JSON, or JSON that is not an envelope
-            return unavailable(self.name, f"HTTP {resp.status_code} without a tool-result envelope ({exc})")
+        try:  # a result is sanitised like anything an agent sends (compoworld.sanitize)
+            return ToolResult.from_envelope(load_json(body, self.result_limits, "the result"))
+        except ValueError as exc:  # not clean JSON, or JSON that is not an envelope
+            return unavailable(self.name, f"HTTP {status} without a usable tool-result envelope ({exc})")
 
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/select"
         body = {"queries": [{"table": table, "where": where}]}
         resp = await self._request("POST", url, json=body, headers=self._admin)
         if resp.status_code != 200:
-            detail = resp.json().get("detail", resp.text) if resp.content else ""
+            detail = resp.text[:300]
             raise EpisodeError(f"{self.name}: select on '{table}' answered HTTP {resp.status_code}: {detail}")
-        return list(resp.json()["results"][0])
+        answer = self._answer(resp, "a select")
+        results = answer.get("results") if isinstance(answer, dict) else None
+        if not isinstance(results, list) or not results or not isinstance(results[0], list):
+            raise ServiceUnavailable(self.name, "a select answered no list of results")
+        return list(results[0])
 
     async def dump(self, episode_id: str) -> dict[str, Any]:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/state"
         resp = await self._request("GET", url, headers=self._admin)
         if resp.status_code != 200:
             raise EpisodeError(f"{self.name}: state dump answered HTTP {resp.status_code}")
-        return dict(resp.json())
+        dump = self._answer(resp, "a state dump")
+        if not isinstance(dump, dict) or not isinstance(dump.get("tables"), dict):
+            raise ServiceUnavailable(self.name, "a state dump answered no tables")
+        return dump
 
     async def state_hash(self, episode_id: str) -> str:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/hash"
         resp = await self._request("GET", url, headers=self._admin)
         if resp.status_code != 200:
             raise EpisodeError(f"{self.name}: state hash answered HTTP {resp.status_code}")
-        return str(resp.json()["hash"])
+        answer = self._answer(resp, "a state hash")
+        if not isinstance(answer, dict) or not isinstance(answer.get("hash"), str):
+            raise ServiceUnavailable(self.name, "a state hash answered no hash")
+        return str(answer["hash"])
 
     async def tables(self, episode_id: str) -> dict[str, list[dict[str, Any]]]:
         """Every table of a state; the seed's is fetched once (it never changes while the service runs)."""
@@ -333,6 +379,11 @@ class HttpService:
             "implemented": sum(1 for t in tools if t.get("x-backend") == "implemented"),
             "location": self.urls[0] if len(self.urls) == 1 else self.urls,
         }
+
+
+def _is_tool_schema(value: Any) -> bool:
+    fn = value.get("function") if isinstance(value, dict) else None
+    return isinstance(fn, dict) and isinstance(fn.get("name"), str)
 
 
 def load_url_map(path: Path) -> dict[str, list[str]]:
@@ -400,8 +451,9 @@ class ServiceDirectory:
             urls = load_url_map(settings.service_urls_file)
         token = settings.admin_token
         resolver = resolve_host if settings.resolve_replicas else None
+        results = Limits(settings.max_result_bytes, settings.max_json_depth)
         clients: dict[str, ServiceClient] = {
-            n: HttpService(n, u, client, token, resolver) for n, u in (urls or {}).items()
+            n: HttpService(n, u, client, token, resolver, results) for n, u in (urls or {}).items()
         }
         factory: Callable[[str], ServiceClient] | None = None
         template = settings.service_url_template
@@ -410,7 +462,7 @@ class ServiceDirectory:
 
             def factory(name: str) -> ServiceClient:
                 url = template.format(service=name, namespace=namespace)
-                return HttpService(name, [url], client, token, resolver)
+                return HttpService(name, [url], client, token, resolver, results)
 
         return cls(clients, factory=factory, http=client)
 

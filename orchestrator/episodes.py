@@ -23,6 +23,7 @@ from typing import Any
 from compoworld.contracts import ToolResult
 from compoworld.errors import CompoWorldError
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.sanitize import InputRefused, Limits, check_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
 from orchestrator.api import (
@@ -76,8 +77,10 @@ class Orchestrator:
         store: EpisodeStore | None = None,
         grader: Grader | None = None,
         prompt: PromptBuilder = build_prompt,
+        limits: Limits | None = None,
     ) -> None:
         self.directory = directory
+        self.limits = limits or Limits()  # of one tool call's arguments (compoworld.sanitize)
         self.tasks = tasks or TaskRegistry()
         self.config = config or OrchestratorConfig()
         self.store: EpisodeStore = store or InMemoryEpisodeStore()
@@ -113,6 +116,7 @@ class Orchestrator:
         """An orchestrator calling in-process runtimes directly (no HTTP anywhere)."""
         registry = tasks if isinstance(tasks, TaskRegistry) else TaskRegistry.load(tasks)
         kwargs.setdefault("config", OrchestratorConfig(idle_ttl_s=min(900.0, settings.episode_ttl_s)))
+        kwargs.setdefault("limits", Limits.from_settings(settings))
         return cls(ServiceDirectory.embedded(runtimes, settings), registry, **kwargs)
 
     async def aclose(self) -> None:
@@ -252,9 +256,10 @@ class Orchestrator:
             await self._auto_finish(rec, "timeout")
             await self.store.put(rec)
             return self._step_response(rec, [])
+        self._check_turn(req)
         rec.advance(S.RUNNING)
         calls = [
-            (c.id or f"call_{rec.n_tool_calls + i + 1}", c.name, c.arguments, parse_arguments(c.arguments))
+            (c.id or f"call_{rec.n_tool_calls + i + 1}", c.name, c.arguments, parse_arguments(c.arguments, self.limits))
             for i, c in enumerate(req.tool_calls)
         ]
         rec.messages.append(_assistant_message(req.assistant, calls))
@@ -265,9 +270,8 @@ class Orchestrator:
             # same ids, and each service answers a call it already ran from its memory of it
             digest = hashlib.sha256(json.dumps([name, raw], sort_keys=True, default=str).encode()).hexdigest()
             result = await self._run_call(rec, exposure, name, args, f"{rec.n_steps}.{index}.{digest[:16]}")
+            result, content = _shown(result)
             _note_environment_error(rec, name, result)
-            shown = result.payload if isinstance(result, MetaAnswer) else result.envelope()
-            content = json.dumps(shown, ensure_ascii=False, default=str)
             rec.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
             results.append(ToolMessage.model_construct(tool_call_id=call_id, name=name, content=content))
         rec.n_steps += 1
@@ -280,6 +284,15 @@ class Orchestrator:
             rec.last_step = {"id": req.step_id, "response": response.model_dump(mode="json")}
         await self.store.put(rec)
         return response
+
+    def _check_turn(self, req: StepRequest) -> None:
+        """The turn's own text (content, call names and ids) is clean data, or the step is refused
+        before anything is recorded (in-process callers skip the HTTP edge; ``compoworld.sanitize``)."""
+        try:
+            check_value(req.assistant, self.limits, "the assistant message")
+            check_value([[c.id, c.name] for c in req.tool_calls], self.limits, "a tool call's name or id")
+        except InputRefused as exc:
+            raise InvalidRequest(exc.message) from exc
 
     async def _run_call(
         self,
@@ -319,6 +332,10 @@ class Orchestrator:
             return out
 
     async def _finish_live(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
+        try:
+            check_value(answer, self.limits, "the answer")
+        except InputRefused as exc:
+            raise InvalidRequest(exc.message) from exc
         await self._grade(rec, answer, "answered")
         await self.store.put(rec)
         return self._finish_response(rec)
@@ -471,6 +488,23 @@ def _note_environment_error(rec: EpisodeRecord, name: str, result: ToolResult | 
         return
     if result.code in ENVIRONMENT_ERROR_CODES:
         rec.environment_error = f"{name}: {result.code}: {result.message}"[:500]
+
+
+def _shown(result: ToolResult | MetaAnswer) -> tuple[ToolResult | MetaAnswer, str]:
+    """The result and its JSON text for the agent; a result that is not clean JSON (a lone
+    surrogate, NaN, nesting past the encoder) becomes the service's failure instead of a record
+    that no later read can encode."""
+    shown = result.payload if isinstance(result, MetaAnswer) else result.envelope()
+    try:
+        content = json.dumps(shown, ensure_ascii=False, allow_nan=False, default=str)
+        if not content.isascii():
+            content.encode("utf-8")
+    except (ValueError, UnicodeEncodeError, RecursionError) as exc:
+        failed = ToolResult.fail(
+            "service_unavailable", f"the service answered a result that is not clean JSON ({type(exc).__name__})"
+        )
+        return failed, json.dumps(failed.envelope())
+    return result, content
 
 
 def _assistant_message(assistant: dict[str, Any] | None, calls: list[Call]) -> dict[str, Any]:

@@ -20,11 +20,13 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from compoworld.errors import CompoWorldError
+from compoworld.sanitize import dumps
 from compoworld.seeding import derive_seed
 from orchestrator.agents.base import Agent, Policy
 from orchestrator.api import OpenRequest, StepRequest, ToolCall
 from orchestrator.backends import EpisodeBackend
-from orchestrator.errors import EpisodeConflict
+from orchestrator.client import OrchestratorError
+from orchestrator.errors import EpisodeConflict, InvalidRequest
 from orchestrator.models import DiscoverMode, Task, Trajectory
 
 __all__ = ["RunConfig", "RunSummary", "episode_seed", "read_trajectories", "run_episode", "run_tasks"]
@@ -136,7 +138,14 @@ async def _drive(
             for i, c in enumerate(action.tool_calls)
         ]
         assistant = {"content": action.content, **action.extra}
-        step = await backend.step(eid, StepRequest(tool_calls=calls, assistant=assistant))
+        try:
+            step = await backend.step(eid, StepRequest(tool_calls=calls, assistant=assistant))
+        except (InvalidRequest, OrchestratorError) as exc:  # a turn refused at the edge (bad text)
+            if isinstance(exc, OrchestratorError) and exc.status not in (400, 413, 422):
+                raise
+            log.warning("episode %s: turn refused: %s", eid[:8], exc)
+            await backend.abort(eid, f"error: turn refused: {exc}"[:500])
+            return
         messages.append(
             {
                 "role": "assistant",
@@ -179,7 +188,7 @@ async def run_tasks(
         TextColumn("pass {task.fields[rate]}"),
         disable=not progress,
     )
-    with partial.open("w") as sink, bar:
+    with partial.open("w", encoding="utf-8") as sink, bar:
         handle = bar.add_task(f"{agent.name} ({cfg.mode})", total=len(jobs), rate="-")
 
         async def one(task: Task, rollout: int) -> None:
@@ -191,7 +200,7 @@ async def run_tasks(
                     summary.errors.append(f"{task.id}#{rollout}: {type(exc).__name__}: {exc}")
                     bar.advance(handle)
                     return
-            line = json.dumps(traj.model_dump(mode="json"), ensure_ascii=False)
+            line = dumps(traj.model_dump(mode="json"))  # always writable: one bad line never ends the run
             sink.write(line + "\n")
             sink.flush()
             rows.append((order[task.id], rollout, line))
@@ -203,7 +212,7 @@ async def run_tasks(
                 on_done(traj)
 
         await asyncio.gather(*(one(t, r) for t, r in jobs))
-    out.write_text("".join(line + "\n" for _, _, line in sorted(rows)))
+    out.write_text("".join(line + "\n" for _, _, line in sorted(rows)), encoding="utf-8")
     partial.unlink(missing_ok=True)
     summary.elapsed_s = time.perf_counter() - started
     return summary

@@ -32,6 +32,7 @@ from starlette.routing import Route
 from compoworld.errors import CompoWorldError
 from compoworld.runtime.app import admin_guard, json_response
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.sanitize import Limits
 from compoworld.settings import Settings
 from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepRequest
 from orchestrator.discovery import ServiceDirectory
@@ -39,6 +40,7 @@ from orchestrator.episodes import Orchestrator
 from orchestrator.errors import InvalidRequest, http_status
 from orchestrator.groups import groups_router
 from orchestrator.groups_redis import board_for_store
+from orchestrator.guard import BodyGuard
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.mcp_server import EpisodeMcp
 from orchestrator.models import Task
@@ -187,6 +189,7 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
     """Add every orchestrator route to ``app`` and run the reaper and MCP within its lifespan."""
     mcp = EpisodeMcp(orch)
     app.state.orchestrator = orch
+    app.add_middleware(BodyGuard, limits=Limits(settings.max_request_bytes, settings.max_json_depth))
     app.include_router(episode_router(orch, settings))
     app.include_router(admin_router(orch, settings))
     app.router.routes.append(
@@ -248,7 +251,13 @@ def create_orchestrator_app(
     store = store_from_url(
         settings.store_url, lease_s=settings.store_lease_s, turn_limit_s=settings.store_turn_limit_s
     )
-    orch = Orchestrator(directory, TaskRegistry.load(tasks_path), config=config, store=store)
+    orch = Orchestrator(
+        directory,
+        TaskRegistry.load(tasks_path),
+        config=config,
+        store=store,
+        limits=Limits.from_settings(settings),
+    )
     app = FastAPI(title="CompoWorld orchestrator", version="1")
 
     @app.get("/health")

@@ -33,6 +33,8 @@ from compoworld.runtime.rest import (
     rest_response,
 )
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.runtime.state import SEED_VIEW
+from compoworld.sanitize import Limits
 from compoworld.settings import Settings
 
 __all__ = [
@@ -70,9 +72,10 @@ def admin_guard(settings: Settings) -> Callable[[Request], Awaitable[None]]:
     return guard
 
 
-async def _read_args(request: Request, limit: int) -> Any:
-    """The JSON body of a uniform-route call (``{}`` when empty); ``Rejected`` when too large or not JSON."""
-    return parse_json(await read_body(request, limit))
+async def _read_args(request: Request, limits: Limits) -> Any:
+    """The JSON body of a uniform-route call (``{}`` when empty); ``Rejected`` when too large or not
+    clean JSON (``compoworld.sanitize``)."""
+    return parse_json(await read_body(request, limits.max_bytes), limits)
 
 
 def _episode_of(request: Request) -> str | None:
@@ -83,6 +86,10 @@ def _episode_of(request: Request) -> str | None:
     if not _EPISODE_ID.match(episode):
         raise Rejected(
             ToolResult.fail("invalid_episode", "X-Episode-Id must be 1-128 characters of [A-Za-z0-9_.:-]")
+        )
+    if episode == SEED_VIEW:
+        raise Rejected(
+            ToolResult.fail("invalid_episode", f"'{SEED_VIEW}' names the read-only seed: send no X-Episode-Id")
         )
     return episode
 
@@ -122,7 +129,7 @@ def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
     router = APIRouter(prefix="/admin", dependencies=[Depends(admin_guard(settings))])
 
     def episode_or_404(episode_id: str) -> str | None:
-        if episode_id == "__seed__":
+        if episode_id == SEED_VIEW:
             return None
         if not runtime.has_episode(episode_id):
             raise HTTPException(status_code=404, detail=f"unknown episode '{episode_id}'")
@@ -208,9 +215,9 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
         try:
             episode = _episode_of(request)
             call_id = _call_id_of(request)
-            args = await _read_args(request, limit)
-        except Rejected as refused:
-            return json_response(refused.result.envelope())
+            args = await _read_args(request, runtime.limits)
+        except Rejected as refused:  # the same status the REST routes answer (413, 400)
+            return json_response(refused.result.envelope(), refused.result.status)
         return json_response((await runtime.call_tool(episode, name, args, call_id)).envelope())
 
     for prefix in plan.at("tools"):

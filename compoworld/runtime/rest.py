@@ -23,6 +23,7 @@ from compoworld.manifest import ServiceManifest
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.shape import Shaper
 from compoworld.runtime.wire import WireFormat, media_kind, parse_form
+from compoworld.sanitize import InputRefused, Limits, load_json
 
 __all__ = [
     "RESERVED_PREFIX",
@@ -100,7 +101,13 @@ def rest_response(result: ToolResult, shaper: Shaper | None = None) -> Response:
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The raw request body; ``Rejected`` when it is larger than ``limit``."""
+    """The raw request body; ``Rejected`` when it is larger than ``limit`` (by its declared length
+    before a byte is read, else as read)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise Rejected(
+            ToolResult.fail("payload_too_large", f"request body is {declared} bytes; the limit is {limit}")
+        )
     body = await request.body()
     if len(body) > limit:
         raise Rejected(
@@ -109,14 +116,15 @@ async def read_body(request: Request, limit: int) -> bytes:
     return body
 
 
-def parse_json(raw: bytes) -> Any:
-    """A JSON request body (``{}`` when empty); ``Rejected`` when it is not JSON."""
+def parse_json(raw: bytes, limits: Limits | None = None) -> Any:
+    """A JSON request body (``{}`` when empty); ``Rejected`` when it is not clean JSON within ``limits``
+    (``compoworld.sanitize``: finite numbers, encodable strings, bounded depth)."""
     if not raw.strip():
         return {}
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise Rejected(ToolResult.fail("invalid_json", f"request body is not valid JSON: {exc}")) from exc
+        return load_json(raw, limits or Limits(max_bytes=max(len(raw), 1)))
+    except InputRefused as exc:
+        raise Rejected(exc.result()) from exc
 
 
 async def _form_items(request: Request) -> list[tuple[str, str]]:
@@ -141,6 +149,7 @@ def rest_handler(
 ) -> Callable[[Request], Awaitable[Response]]:
     """The handler of one tool's REST route."""
     bound = runtime.tools[name]
+    limits = runtime.limits
     wire = WireFormat(bound.defn)
     reads_body = any(loc == "body" for loc in bound.defn.arg_locations.values())
 
@@ -160,12 +169,15 @@ def rest_handler(
                 elif kind == "other" and wire.whole_body is not None and raw.strip():
                     body = raw.decode("utf-8", errors="replace")
                 elif raw.strip():
-                    body = parse_json(raw)
+                    body = parse_json(raw, limits)
                 if form is None and wire.whole_body is None and not isinstance(body, dict | None):
                     raise Rejected(bound.failure("invalid_arguments", "request body must be a JSON object"))
-            args = wire.decode(
-                request.path_params, request.query_params.multi_items(), request.headers, body, form
-            )
+            try:
+                args = wire.decode(
+                    request.path_params, request.query_params.multi_items(), request.headers, body, form
+                )
+            except RecursionError:  # a JSON-valued parameter nested beyond the parser's recursion
+                raise Rejected(InputRefused("invalid_json", "a parameter is nested too deeply").result()) from None
         except Rejected as refused:
             return rest_response(refused.result, shaper)
         return rest_response(await runtime.call_tool(episode, name, args), shaper)

@@ -29,6 +29,7 @@ from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable
 from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.runtime.world import WorldModel
+from compoworld.sanitize import InputRefused, Limits, check_value
 from compoworld.settings import Settings
 
 __all__ = [
@@ -167,6 +168,7 @@ class ServiceRuntime:
         llm: LLMClient | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self.limits = Limits.from_settings(self.settings)
         self.manifest = manifest
         self.name = manifest.name
         tables = [EntityTable(e) for e in manifest.entities]
@@ -275,6 +277,10 @@ class ServiceRuntime:
         bound = self.tools.get(name)
         if bound is None:
             return ToolResult.fail("unknown_tool", f"service '{self.name}' has no tool '{name}'")
+        try:
+            check_value(args, self.limits, "arguments")
+        except InputRefused as exc:
+            return bound.failure(exc.code, exc.message)
         try:
             bound.validator(args)
         except ArgumentError as exc:
