@@ -126,7 +126,9 @@ def _serve_forever(kind: str, folder: str, port: int, tool: str, expected: dict[
     import uvicorn
 
     if kind == "ours":
-        app: Any = create_service_app(ServiceRuntime.from_folder(Path(folder)))
+        runtime = ServiceRuntime.from_folder(Path(folder))
+        runtime.fork("http-bench")  # states are forked by the orchestrator's admin call, never by a call
+        app: Any = create_service_app(runtime)
     else:
         app = FastAPI()
 
@@ -162,6 +164,7 @@ def bench_http(rt: ServiceRuntime, folder: Path, n: int) -> tuple[float, float]:
     import http.client
 
     tool, _, args, _, _ = pick_update_tool(rt)
+    rt.fork("http-bench")
     result = rt.dispatch("http-bench", tool, args)
     assert isinstance(result, ToolResult)
     expected = result.envelope()

@@ -42,6 +42,8 @@ ERROR_STATUS: Mapping[str, int] = {
     "invalid_episode": 400,
     "tool_error": 422,
     "service_unavailable": 503,
+    "episode_gone": 410,
+    "episode_finished": 409,
 }
 """The HTTP status a REST route answers a failure with, by error code (others: 400)."""
 

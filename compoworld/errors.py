@@ -12,6 +12,7 @@ CompoWorldError                          compoworld.errors
 │   └── BuildError                       compoworld.synth.build         a document read, but no service that loads came of it
 ├── RegistryError (LookupError)          compoworld.registry            an unknown name, a name taken twice, a bad target
 ├── EpisodeError                         compoworld.errors              an episode id is unknown, finished, or over limits
+│   ├── EpisodeStateLost                 compoworld.errors              a service holds no state for the episode (restart, expiry)
 │   ├── EpisodeNotFound                  orchestrator.errors            404 unknown (or released) episode id
 │   ├── EpisodeConflict                  orchestrator.errors            409 the episode's state forbids the request
 │   └── EpisodeBusy                      orchestrator.errors            503 too many live episodes, or its turn is held
@@ -50,6 +51,7 @@ from __future__ import annotations
 __all__ = [
     "CompoWorldError",
     "EpisodeError",
+    "EpisodeStateLost",
     "LLMError",
     "LibraryError",
     "ServiceUnavailable",
@@ -66,6 +68,14 @@ class LibraryError(CompoWorldError):
 
 class EpisodeError(CompoWorldError):
     """An episode is unknown, already finished, or over its limits."""
+
+
+class EpisodeStateLost(EpisodeError):
+    """A service holds no state for an episode: never forked there, or lost to a restart or expiry.
+
+    Never answered by re-forking from the seed: a grade read from a fresh seed would be silently
+    wrong. The orchestrator aborts the episode with this as its environment error.
+    """
 
 
 class ServiceUnavailable(CompoWorldError):

@@ -38,6 +38,13 @@ class OpenRequest(BaseModel):
 
     task: Task | None = Field(default=None, description="The task inline.")
     task_id: str | None = Field(default=None, description="Id of a task from the loaded task files.")
+    services: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="No task: an episode over these services only (state forked in each, nothing graded), "
+        "e.g. to call their routes by hand with the episode id as X-Episode-Id.",
+    )
     mode: DiscoverMode = Field(default="direct", description="direct | gateway | mcp.")
     seed: int = Field(
         default=0, description="Orders services and tools; agents derive their randomness from it."
@@ -56,8 +63,8 @@ class OpenRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one_task(self) -> OpenRequest:
-        if (self.task is None) == (self.task_id is None):
-            raise ValueError("give exactly one of 'task' (inline) or 'task_id'")
+        if sum(x is not None for x in (self.task, self.task_id, self.services)) != 1:
+            raise ValueError("give exactly one of 'task' (inline), 'task_id' or 'services'")
         return self
 
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import httpx
 
 from compoworld.contracts import ToolResult
-from compoworld.errors import CompoWorldError, EpisodeError, ServiceUnavailable
+from compoworld.errors import CompoWorldError, EpisodeError, EpisodeStateLost, ServiceUnavailable
 from compoworld.runtime.pool import ServicePool
 from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.runtime.service import ServiceRuntime
@@ -62,6 +62,8 @@ class ServiceClient(Protocol):
     async def fork(self, episode_id: str, today: str | None) -> str: ...
     def adopt(self, episode_id: str, base: str) -> None: ...
     async def delete(self, episode_id: str) -> None: ...
+    async def freeze(self, episode_id: str) -> None: ...
+    async def touch(self, episode_ids: list[str]) -> list[str]: ...
     async def call(
         self, episode_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
     ) -> ToolResult: ...
@@ -108,12 +110,23 @@ class LocalService:
     async def delete(self, episode_id: str) -> None:
         self.runtime.delete(episode_id)
 
+    async def freeze(self, episode_id: str) -> None:
+        self.runtime.freeze(episode_id)
+
+    async def touch(self, episode_ids: list[str]) -> list[str]:
+        return self.runtime.touch(episode_ids)
+
+    def _held(self, episode_id: str) -> str | None:
+        """The runtime's id for a read (None: the seed view); ``EpisodeStateLost`` if it holds none."""
+        if episode_id == SEED_VIEW:
+            return None
+        if not self.runtime.has_episode(episode_id):
+            raise EpisodeStateLost(f"episode state lost: '{self.name}' holds no state for this episode")
+        return episode_id
+
     async def call(
         self, episode_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
     ) -> ToolResult:
-        if not self.runtime.has_episode(episode_id):
-            # never let a call fork a fresh copy behind the episode's back (the fork was reaped)
-            return ToolResult.fail("episode_gone", f"the state of this episode in '{self.name}' was released")
         result = self.runtime.dispatch(episode_id, tool, args, call_id)
         if isinstance(result, ToolResult):
             return result
@@ -123,14 +136,13 @@ class LocalService:
             return unavailable(self.name, f"no answer within {self.timeout_s:g} s")
 
     def _reader(self, episode_id: str) -> RuntimeStateReader:
-        eid = None if episode_id == SEED_VIEW else episode_id
-        return RuntimeStateReader({self.name: self.runtime}, eid, self.seed_cache)
+        return RuntimeStateReader({self.name: self.runtime}, self._held(episode_id), self.seed_cache)
 
     async def select(self, episode_id: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        return self.runtime.select(None if episode_id == SEED_VIEW else episode_id, table, where)
+        return self.runtime.select(self._held(episode_id), table, where)
 
     async def dump(self, episode_id: str) -> dict[str, Any]:
-        return self.runtime.dump(None if episode_id == SEED_VIEW else episode_id)
+        return self.runtime.dump(self._held(episode_id))
 
     async def state_hash(self, episode_id: str) -> str:
         """Re-reads only the tables the episode's writes touched (the rest is the cached seed)."""
@@ -256,7 +268,9 @@ class HttpService:
             async with self.http.stream("POST", url, json=args, headers=headers) as resp:
                 declared = resp.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > limit:
-                    raise ServiceUnavailable(self.name, f"a result of {declared} bytes (the limit is {limit})")
+                    raise ServiceUnavailable(
+                        self.name, f"a result of {declared} bytes (the limit is {limit})"
+                    )
                 chunks: list[bytes] = []
                 size = 0
                 async for chunk in resp.aiter_bytes():
@@ -275,7 +289,9 @@ class HttpService:
     def _answer(self, resp: httpx.Response, what: str) -> Any:
         """A JSON answer of an admin or listing route; garbage is the service's failure, never a 500."""
         try:
-            return load_json(resp.content, Limits(max(len(resp.content), 1), self.result_limits.max_depth), what)
+            return load_json(
+                resp.content, Limits(max(len(resp.content), 1), self.result_limits.max_depth), what
+            )
         except InputRefused as exc:
             raise ServiceUnavailable(self.name, f"{what} is unusable: {exc}") from exc
 
@@ -315,6 +331,32 @@ class HttpService:
             "DELETE", f"{base}{RESERVED_PREFIX}/admin/episodes/{episode_id}", headers=self._admin
         )
 
+    async def freeze(self, episode_id: str) -> None:
+        url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/freeze"
+        await self._request("POST", url, headers=self._admin)
+
+    async def touch(self, episode_ids: list[str]) -> list[str]:
+        """Keep the states of these episodes alive on their replicas; the ids a replica no longer holds."""
+        by_base: dict[str, list[str]] = {}
+        for eid in episode_ids:
+            by_base.setdefault(self.base(eid), []).append(eid)
+        missing: list[str] = []
+        for base, ids in by_base.items():
+            for start in range(0, len(ids), 5000):
+                body = {"episode_ids": ids[start : start + 5000]}
+                resp = await self._request(
+                    "POST", f"{base}{RESERVED_PREFIX}/admin/touch", json=body, headers=self._admin
+                )
+                answer = self._answer(resp, "a touch") if resp.status_code == 200 else None
+                if isinstance(answer, dict) and isinstance(answer.get("missing"), list):
+                    missing += [str(m) for m in answer["missing"]]
+        return missing
+
+    def _lost(self, resp: httpx.Response, what: str) -> None:
+        """An admin read answered 404: the replica holds no state for the episode."""
+        if resp.status_code == 404:
+            raise EpisodeStateLost(f"episode state lost: '{self.name}' answered {what} with HTTP 404")
+
     async def call(
         self, episode_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
     ) -> ToolResult:
@@ -333,6 +375,7 @@ class HttpService:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/select"
         body = {"queries": [{"table": table, "where": where}]}
         resp = await self._request("POST", url, json=body, headers=self._admin)
+        self._lost(resp, "a select")
         if resp.status_code != 200:
             detail = resp.text[:300]
             raise EpisodeError(f"{self.name}: select on '{table}' answered HTTP {resp.status_code}: {detail}")
@@ -345,6 +388,7 @@ class HttpService:
     async def dump(self, episode_id: str) -> dict[str, Any]:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/state"
         resp = await self._request("GET", url, headers=self._admin)
+        self._lost(resp, "a state dump")
         if resp.status_code != 200:
             raise EpisodeError(f"{self.name}: state dump answered HTTP {resp.status_code}")
         dump = self._answer(resp, "a state dump")
@@ -355,6 +399,7 @@ class HttpService:
     async def state_hash(self, episode_id: str) -> str:
         url = f"{self.base(episode_id)}{RESERVED_PREFIX}/admin/episodes/{episode_id}/hash"
         resp = await self._request("GET", url, headers=self._admin)
+        self._lost(resp, "a state hash")
         if resp.status_code != 200:
             raise EpisodeError(f"{self.name}: state hash answered HTTP {resp.status_code}")
         answer = self._answer(resp, "a state hash")
@@ -513,6 +558,8 @@ class EpisodeReader:
     async def _read(self, service: str, method: str, *args: Any) -> Any:
         try:
             return await getattr(self.directory.get(service), method)(*args)
+        except EpisodeStateLost:  # not a failed verdict: the episode cannot be graded at all
+            raise
         except (EpisodeError, InvalidRequest) as exc:
             raise StateLookupError(str(exc)) from exc
 

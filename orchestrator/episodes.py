@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from compoworld.contracts import ToolResult
-from compoworld.errors import CompoWorldError
+from compoworld.errors import CompoWorldError, EpisodeStateLost
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.sanitize import InputRefused, Limits, check_value
 from compoworld.seeding import seeded_rng
@@ -137,7 +137,7 @@ class Orchestrator:
 
     async def open(self, req: OpenRequest) -> OpenResponse:
         """Fork every service the task touches (and its distractors) and expose their tools."""
-        task = req.task if req.task is not None else self.tasks.get(str(req.task_id))
+        task = self._task_of(req)
         services = list(dict.fromkeys([*task.services, *task.distractors]))
         refs = {svc: await self.tool_refs(svc) for svc in services}
         self._opens += 1
@@ -174,6 +174,25 @@ class Orchestrator:
             tools=exposure.tools,
             max_steps=rec.max_steps,
             mcp_path=f"/episodes/{eid}/mcp",
+        )
+
+    def _task_of(self, req: OpenRequest) -> Task:
+        """The request's task: inline, by id, or a session over named services (no rubric, no prompt)."""
+        if req.task is not None:
+            return req.task
+        if req.task_id is not None:
+            return self.tasks.get(req.task_id)
+        services = list(dict.fromkeys(req.services or []))
+        for svc in services:
+            if not self.directory.has(svc):
+                raise InvalidRequest(f"unknown service '{svc[:64]}'")
+        return Task(
+            id="session",
+            instruction="",
+            services=services,
+            today=self.config.session_today,
+            gold_calls=[],
+            rubric=[],
         )
 
     async def _fork_all(self, rec: EpisodeRecord, services: list[str]) -> None:
@@ -265,19 +284,27 @@ class Orchestrator:
         rec.messages.append(_assistant_message(req.assistant, calls))
         results: list[ToolMessage] = []
         exposure = await self.exposure(rec)
+        lost: ToolResult | None = None
         for index, (call_id, name, raw, args) in enumerate(calls):
             # turn.index.digest: a replica retrying this turn after another died mid-way sends the
             # same ids, and each service answers a call it already ran from its memory of it
             digest = hashlib.sha256(json.dumps([name, raw], sort_keys=True, default=str).encode()).hexdigest()
-            result = await self._run_call(rec, exposure, name, args, f"{rec.n_steps}.{index}.{digest[:16]}")
-            result, content = _shown(result)
-            _note_environment_error(rec, name, result)
+            if lost is None:
+                result = await self._run_call(rec, exposure, name, args, f"{rec.n_steps}.{index}.{digest[:16]}")
+                result, content = _shown(result)
+                _note_environment_error(rec, name, result)
+                if isinstance(result, ToolResult) and result.code == "episode_gone":
+                    lost = result
+            else:  # the episode's state is gone: the rest of the turn is not run
+                content = json.dumps(lost.envelope(), ensure_ascii=False)
             rec.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
             results.append(ToolMessage.model_construct(tool_call_id=call_id, name=name, content=content))
         rec.n_steps += 1
         rec.n_tool_calls += len(calls)
         rec.touch()
-        if rec.n_steps >= rec.max_steps:
+        if lost is not None:  # a grade read from a re-forked seed would be wrong: aborted instead
+            await self._abort_for_environment(rec, "episode state lost")
+        elif rec.n_steps >= rec.max_steps:
             await self._auto_finish(rec, "max_steps")
         response = self._step_response(rec, results)
         if req.step_id is not None:
@@ -336,9 +363,35 @@ class Orchestrator:
             check_value(answer, self.limits, "the answer")
         except InputRefused as exc:
             raise InvalidRequest(exc.message) from exc
-        await self._grade(rec, answer, "answered")
+        if rec.environment_error and "episode_gone" in rec.environment_error:
+            await self._abort_for_environment(rec, "episode state lost")
+        else:
+            try:  # a service that cannot answer stays a 503 (retryable); one that lost the state cannot
+                await self._grade(rec, answer, "answered")
+            except EpisodeStateLost as exc:  # an error, never a grade read from a fresh seed
+                rec.environment_error = f"grading failed: {exc}"[:500]
+                await self._abort_for_environment(rec, "episode state lost")
+            else:
+                await self._freeze(rec)
         await self.store.put(rec)
         return self._finish_response(rec)
+
+    async def _abort_for_environment(self, rec: EpisodeRecord, why: str) -> None:
+        """End the episode as the environment's failure (the trainer masks it): aborted, not graded."""
+        log.warning("episode %s aborted: %s (%s)", rec.id[:8], why, rec.environment_error)
+        self._fail_all(rec, f"{why}: {rec.environment_error}")
+        rec.advance(S.ABORTED, f"error: {why}")
+        rec.touch()
+        await self._freeze(rec)
+
+    async def _freeze(self, rec: EpisodeRecord) -> None:
+        """An ended episode's forks turn read-only until it is deleted (best effort: a dead service
+        has nothing left to write to)."""
+        clients = [self.directory.get(svc) for svc in rec.forked]
+        outcomes = await asyncio.gather(*(c.freeze(rec.id) for c in clients), return_exceptions=True)
+        for client, outcome in zip(clients, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                log.warning("episode %s: freezing %s failed: %s", rec.id[:8], client.name, outcome)
 
     async def _finish_again(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
         return self._finish_response(rec)
@@ -365,6 +418,7 @@ class Orchestrator:
             rec.environment_error = rec.environment_error or f"grading failed at {reason}: {exc}"
             self._fail_all(rec, f"{reason}; grading failed: {exc}")
             rec.advance(S.ABORTED, f"error: grading failed at {reason}")
+        await self._freeze(rec)
 
     async def abort(self, episode_id: str, reason: str = "aborted") -> FinishResponse:
         """The driver gives up: every criterion counts as failed (the reward's aborted case)."""
@@ -376,6 +430,7 @@ class Orchestrator:
             self._fail_all(rec, reason)
             rec.advance(S.ABORTED, reason or "aborted")
             rec.touch()
+            await self._freeze(rec)
             await self.store.put(rec)
             return self._finish_response(rec)
 
@@ -458,7 +513,32 @@ class Orchestrator:
                     touched += await self._reap_one(eid, now)
             except EpisodeBusy:
                 continue
+        await self.keep_alive()
         return touched
+
+    async def keep_alive(self) -> int:
+        """Refresh every fork of every episode this orchestrator still holds, in each service at once.
+
+        A service reaps forks nobody touches (an orchestrator that died leaves orphans); an episode
+        busy in one service must not lose its fork in another. Returns how many forks were kept.
+        """
+        by_service: dict[str, list[str]] = {}
+        for eid in await self.store.ids():
+            rec = await self.store.get(eid)
+            if rec is not None and not rec.released:
+                for svc in rec.forked:
+                    by_service.setdefault(svc, []).append(eid)
+        kept = 0
+        for svc, ids in by_service.items():
+            try:
+                missing = await self.directory.get(svc).touch(ids)
+            except CompoWorldError as exc:  # a dead service: its calls will say so
+                log.warning("keep-alive of %s failed: %s", svc, exc)
+                continue
+            kept += len(ids) - len(missing)
+            if missing:
+                log.warning("%s holds no state for %d live episodes (restarted?)", svc, len(missing))
+        return kept
 
     async def _reap_one(self, eid: str, now: float) -> int:
         rec = await self.store.get(eid)

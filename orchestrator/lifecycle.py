@@ -69,6 +69,9 @@ class OrchestratorConfig(BaseModel):
     )
     max_live: int = Field(default=20000, ge=1, description="Live (open or running) episodes at most.")
     reap_interval_s: float = Field(default=30.0, gt=0, description="How often the server's reaper runs.")
+    session_today: str = Field(
+        default="2026-01-15", description="Frozen date of an episode opened over services, without a task."
+    )
     lock_wait_s: float = Field(
         default=60.0, gt=0, description="How long a request waits for the episode's turn held elsewhere."
     )

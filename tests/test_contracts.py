@@ -62,7 +62,9 @@ def test_anything_but_an_envelope_is_refused(value: Any) -> None:
 
 @pytest.fixture
 def crm(tmp_path: Path) -> ServiceRuntime:
-    return ServiceRuntime.from_folder(write_crm_service(tmp_path))
+    runtime = ServiceRuntime.from_folder(write_crm_service(tmp_path))
+    runtime.fork("e1")
+    return runtime
 
 
 def test_an_implemented_call_is_answered_synchronously_with_its_success_status(crm: ServiceRuntime) -> None:

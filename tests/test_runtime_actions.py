@@ -33,6 +33,8 @@ def rt(folder: Path) -> ServiceRuntime:
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    if ep is not None and not rt.has_episode(ep):  # forked on its first call, as the orchestrator would
+        rt.fork(ep)
     return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 
@@ -133,6 +135,7 @@ def test_an_invalid_transition_is_a_409_on_the_rest_route(rt: ServiceRuntime) ->
     doc = next(r for r in rows(rt, None, "document") if r["status"] != "cancelled")
 
     async def go() -> tuple[int, int]:
+        rt.fork("rest")
         app = create_service_app(rt, Settings(admin_token="t"))
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:

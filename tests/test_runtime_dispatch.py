@@ -17,7 +17,9 @@ def crm(tmp_path: Path) -> ServiceRuntime:
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: object) -> dict:
-    """The call's envelope (the uniform route's wire form)."""
+    """The call's envelope (the uniform route's wire form); an episode is forked on its first call."""
+    if ep is not None and not rt.has_episode(ep):
+        rt.fork(ep)
     return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 

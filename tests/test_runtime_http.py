@@ -32,6 +32,7 @@ async def test_health_and_tools_list_kinds_and_backends(client: httpx.AsyncClien
 
 async def test_rest_routes_follow_the_spec_paths(client: httpx.AsyncClient) -> None:
     h = {"X-Episode-Id": "e1"}
+    assert (await client.post("/admin/episodes", json={"episode_id": "e1"}, headers=TOKEN)).status_code == 201
     created = await client.post("/contacts", json={"name": "Ann", "company_id": 1}, headers=h)
     assert created.status_code == 201
     cid = created.json()["id"]  # a REST route answers the resource itself, not the envelope

@@ -20,7 +20,9 @@ SENT = {"message_id": "msg_42", "to": "ann@example.com", "status": "sent"}
 
 
 def crm(tmp_path: Path, llm: LLMClient | None) -> ServiceRuntime:
-    return ServiceRuntime.from_folder(write_crm_service(tmp_path), Settings(llm_retries=1), llm)
+    runtime = ServiceRuntime.from_folder(write_crm_service(tmp_path), Settings(llm_retries=1), llm)
+    runtime.fork("e1")
+    return runtime
 
 
 async def test_a_valid_model_response_is_the_simulated_result_and_is_logged(tmp_path: Path) -> None:

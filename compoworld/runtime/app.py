@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from compoworld.contracts import ToolResult
-from compoworld.errors import EpisodeError
+from compoworld.errors import EpisodeError, ServiceUnavailable
 from compoworld.runtime.openapi import openapi_document
 from compoworld.runtime.rest import (
     RESERVED_PREFIX,
@@ -89,7 +89,9 @@ def _episode_of(request: Request) -> str | None:
         )
     if episode == SEED_VIEW:
         raise Rejected(
-            ToolResult.fail("invalid_episode", f"'{SEED_VIEW}' names the read-only seed: send no X-Episode-Id")
+            ToolResult.fail(
+                "invalid_episode", f"'{SEED_VIEW}' names the read-only seed: send no X-Episode-Id"
+            )
         )
     return episode
 
@@ -110,6 +112,12 @@ class ForkRequest(BaseModel):
     episode_id: str = Field(description="Id of the episode to create (replaced if it exists).")
     source: str | None = Field(default=None, description="Fork from this episode instead of the seed.")
     today: str | None = Field(default=None, description="Frozen date of the episode (YYYY-MM-DD).")
+
+
+class TouchRequest(BaseModel):
+    """Body of ``POST /admin/touch``: episodes an orchestrator still runs (their states stay alive)."""
+
+    episode_ids: list[str] = Field(max_length=10_000, description="Episode ids to keep alive.")
 
 
 class SelectQuery(BaseModel):
@@ -145,9 +153,21 @@ def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
             raise HTTPException(status_code=422, detail="invalid episode id")
         try:
             runtime.fork(body.episode_id, body.source, body.today)
+        except ServiceUnavailable as exc:  # at capacity: refused, never a live fork evicted
+            raise HTTPException(status_code=503, detail=str(exc)) from exc
         except EpisodeError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         return json_response({"episode_id": body.episode_id, "service": runtime.name}, 201)
+
+    @router.post("/touch")
+    async def touch(body: TouchRequest) -> Response:
+        return json_response({"missing": runtime.touch(body.episode_ids)})
+
+    @router.post("/episodes/{episode_id}/freeze")
+    async def freeze(episode_id: str) -> Response:
+        if not runtime.freeze(episode_id):
+            raise HTTPException(status_code=404, detail=f"unknown episode '{episode_id}'")
+        return json_response({"frozen": episode_id})
 
     @router.delete("/episodes/{episode_id}")
     async def delete(episode_id: str) -> Response:

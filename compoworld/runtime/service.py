@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from compoworld.contracts import ERROR_STATUS, Backend, ToolResult
-from compoworld.errors import LibraryError
+from compoworld.errors import EpisodeStateLost, LibraryError
 from compoworld.llm import LLMClient
 from compoworld.manifest import ServiceManifest, ToolDef, library_folders
 from compoworld.runtime.actions import op_action
@@ -180,6 +180,7 @@ class ServiceRuntime:
             default_today=self.settings.default_today,
             ttl_s=self.settings.episode_ttl_s,
             max_episodes=self.settings.max_episodes,
+            name=manifest.name,
         )
         self.tools: dict[str, _BoundTool] = {
             t.name: _BoundTool(t, by_entity.get(t.entity or "")) for t in manifest.tools
@@ -223,13 +224,23 @@ class ServiceRuntime:
     def delete(self, episode_id: str) -> bool:
         return self.store.delete(episode_id)
 
+    def freeze(self, episode_id: str) -> bool:
+        """Make an ended episode's state read-only until it is deleted; False if it is not held."""
+        episode = self.store.episodes.get(episode_id)
+        if episode is None:
+            return False
+        episode.frozen = True
+        return True
+
+    def touch(self, episode_ids: list[str]) -> list[str]:
+        """Keep these episodes' states alive (see ``StateStore.touch``); returns the ids not held."""
+        return self.store.touch(episode_ids)
+
     def has_episode(self, episode_id: str) -> bool:
         return episode_id in self.store.episodes
 
     def dump(self, episode_id: str | None) -> dict[str, Any]:
-        return self.store.dump(
-            self.store.get(episode_id, create=False) if episode_id else self.store.seed_view()
-        )
+        return self.store.dump(self.store.get(episode_id) if episode_id else self.store.seed_view())
 
     def state_hash(self, episode_id: str | None) -> str:
         return str(self.dump(episode_id)["hash"])
@@ -237,11 +248,11 @@ class ServiceRuntime:
     def select(
         self, episode_id: str | None, table: str, where: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
-        episode = self.store.get(episode_id, create=False) if episode_id else self.store.seed_view()
+        episode = self.store.get(episode_id) if episode_id else self.store.seed_view()
         return self.store.select(episode, table, where)
 
     def write_log(self, episode_id: str) -> list[dict[str, Any]]:
-        return list(self.store.get(episode_id, create=False).write_log)
+        return list(self.store.get(episode_id).write_log)
 
     # -- tools ------------------------------------------------------------------------
 
@@ -285,12 +296,20 @@ class ServiceRuntime:
             bound.validator(args)
         except ArgumentError as exc:
             return bound.failure("invalid_arguments", str(exc))
-        episode = self.store.get(episode_id)
+        try:
+            episode = self.store.get(episode_id)
+        except EpisodeStateLost as exc:  # never a silent re-fork from the seed
+            return bound.failure("episode_gone", str(exc))
         if episode.read_only and bound.defn.is_write:
             return ToolResult.fail(
                 "episode_required",
-                f"'{name}' changes state: send an X-Episode-Id header to get an episode of your own",
+                f"'{name}' changes state: open an episode (POST /episodes) and send its id as X-Episode-Id",
                 bound.backend,
+            )
+        if episode.frozen and bound.defn.is_write:
+            return bound.failure(
+                "episode_finished",
+                f"'{name}' changes state, and this episode has ended: its state is read-only",
             )
         if bound.op is None:
             return SimulatedCall(self, bound, episode, args, call_id)

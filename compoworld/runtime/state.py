@@ -1,8 +1,11 @@
 """Per-episode SQLite state: a seed database and cheap forks of it, keyed by episode id.
 
 A fork is one ``sqlite3`` backup of the source database into a new in-memory
-connection (tens of microseconds for a small service). Episodes are reaped after a
-TTL of inactivity, and beyond ``max_episodes`` the least recently used goes first.
+connection (tens of microseconds for a small service). Forks are made only when asked
+(the orchestrator's admin fork call), never behind a call's back: an id the store does not
+hold is ``EpisodeStateLost``, never a fresh copy of the seed. Episodes are reaped after a TTL
+of inactivity (the orchestrator keeps its live episodes' forks fresh with ``touch``); a live
+fork is never evicted to make room: at ``max_episodes`` a new fork is refused instead.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from compoworld.errors import EpisodeError
+from compoworld.errors import EpisodeError, EpisodeStateLost, ServiceUnavailable
 from compoworld.runtime.tables import ACTION_LOG_DDL, SEQ_DDL, EntityTable, quote
 
 __all__ = ["Episode", "StateStore", "canonical_hash"]
@@ -43,6 +46,7 @@ class Episode:
     today: str
     last_used: float
     read_only: bool = False
+    frozen: bool = False  # its episode ended: reads only, until it is deleted
     write_log: list[dict[str, Any]] = field(default_factory=list)
     sim_cache: dict[str, Any] = field(default_factory=dict)
     # call id -> the envelope answered: a retried call (an orchestrator replica died mid-turn)
@@ -67,7 +71,9 @@ class StateStore:
         default_today: str = "2026-01-15",
         ttl_s: float = 1800.0,
         max_episodes: int = 20000,
+        name: str = "service",
     ) -> None:
+        self.name = name
         self.tables = {t.name: t for t in tables}
         self.by_entity = {t.entity.name: t for t in tables}
         self.default_today = default_today
@@ -104,6 +110,14 @@ class StateStore:
             raise EpisodeError(f"invalid episode id {episode_id!r}")
         if source is not None and source not in self.episodes:
             raise EpisodeError(f"cannot fork from unknown episode '{source}'")
+        if episode_id not in self.episodes and len(self.episodes) >= self.max_episodes:
+            self.reap()
+            if len(self.episodes) >= self.max_episodes:
+                raise ServiceUnavailable(
+                    self.name,
+                    f"it holds {len(self.episodes)} live episode states, its limit (COMPOWORLD_MAX_EPISODES); "
+                    "finish or delete episodes first",
+                )
         src = self.seed if source is None else self.episodes[source].conn
         conn = _connect()
         src.backup(conn)
@@ -120,18 +134,30 @@ class StateStore:
         self._maybe_reap()
         return episode
 
-    def get(self, episode_id: str | None, *, create: bool = True) -> Episode:
-        """The episode for a call: the seed view for no id, a lazy fork for a new id."""
+    def get(self, episode_id: str | None) -> Episode:
+        """The episode for a call: the seed view for no id; ``EpisodeStateLost`` for an id not held."""
         if not episode_id:
             return self._seed_episode
         episode = self.episodes.get(episode_id)
         if episode is None:
-            if not create:
-                raise EpisodeError(f"unknown episode '{episode_id}'")
-            return self.fork(episode_id)
+            raise EpisodeStateLost(
+                f"episode state lost: '{self.name}' holds no state for episode '{episode_id[:64]}' "
+                "(never forked here, or lost to a restart or expiry); open an episode with POST /episodes"
+            )
         episode.last_used = time.monotonic()
-        self.episodes.move_to_end(episode_id)
         return episode
+
+    def touch(self, episode_ids: list[str]) -> list[str]:
+        """Mark episodes in use (their orchestrator keeps them alive); returns the ids not held."""
+        now = time.monotonic()
+        missing = []
+        for eid in episode_ids:
+            episode = self.episodes.get(eid)
+            if episode is None:
+                missing.append(eid)
+            else:
+                episode.last_used = now
+        return missing
 
     def delete(self, episode_id: str) -> bool:
         episode = self.episodes.pop(episode_id, None)
@@ -141,19 +167,16 @@ class StateStore:
         return True
 
     def reap(self, now: float | None = None) -> int:
-        """Drop episodes idle longer than the TTL and the oldest ones beyond the cap."""
+        """Drop episodes idle longer than the TTL (forks nobody keeps alive); never a live one for room."""
         now = time.monotonic() if now is None else now
         stale = [eid for eid, ep in self.episodes.items() if now - ep.last_used > self.ttl_s]
-        while len(self.episodes) - len(stale) > self.max_episodes:
-            oldest = next(eid for eid in self.episodes if eid not in stale)
-            stale.append(oldest)
         for eid in stale:
             self.delete(eid)
         return len(stale)
 
     def _maybe_reap(self) -> None:
         self._ops_since_reap += 1
-        if self._ops_since_reap >= 256 or len(self.episodes) > self.max_episodes:
+        if self._ops_since_reap >= 256:
             self._ops_since_reap = 0
             self.reap()
 

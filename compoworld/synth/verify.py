@@ -327,6 +327,8 @@ async def probe_server_errors(runtime: ServiceRuntime) -> list[str]:
     bad: list[str] = []
     headers = {"X-Episode-Id": "probe"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://probe") as client:
+        admin = {"Authorization": f"Bearer {_TOKEN}"}
+        await client.post(f"{RESERVED_PREFIX}/admin/episodes", json={"episode_id": "probe"}, headers=admin)
         for tool in runtime.manifest.tools:
             for body in (b"{}", b'{"x": [1, {"y": null}]}', b"[]", b"\x00\xff"):
                 resp = await client.post(

@@ -179,7 +179,7 @@ class RuntimeStateReader:
         if spec is None or episode_id is None:
             return runtime.select(episode_id, table, None)
         seed = self.cache.by_raw(runtime, table)
-        raw = runtime.store.get(episode_id, create=False).conn.execute(spec.sql_all).fetchall()
+        raw = runtime.store.get(episode_id).conn.execute(spec.sql_all).fetchall()
         return [seed.get(r) or spec.decode(r) for r in raw]
 
     async def seed_tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
