@@ -9,6 +9,8 @@ statuses back onto the orchestrator's own exception tree for the runner.
 
 from __future__ import annotations
 
+import asyncio
+import secrets
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -31,6 +33,10 @@ from orchestrator.models import Trajectory
 __all__ = ["OrchestratorClient", "OrchestratorError"]
 
 M = TypeVar("M", bound=BaseModel)
+
+
+RETRIES = 2  # extra attempts after a dropped connection
+BACKOFF_S = 0.05  # then 0.2 s
 
 
 class OrchestratorError(CompoWorldError):
@@ -74,17 +80,39 @@ class OrchestratorClient:
         await self._http.aclose()
 
     async def request(
-        self, method: str, path: str, body: BaseModel | None = None, timeout_s: float | None = None
+        self,
+        method: str,
+        path: str,
+        body: BaseModel | None = None,
+        timeout_s: float | None = None,
+        *,
+        idempotent: bool | None = None,
     ) -> Any:
-        """The JSON answer of one call; ``OrchestratorError`` on any failure."""
+        """The JSON answer of one call; ``OrchestratorError`` on any failure.
+
+        A connection that was never made is retried for any request; one dropped after the
+        request went out (a pooled keep-alive connection the server closed: ``ReadError``,
+        ``RemoteProtocolError``) only for an idempotent one (GET and DELETE by default; finish,
+        and a step carrying its ``step_id``, say so). A timeout is never retried.
+        """
         timeout = (
             self._timeout if timeout_s is None else httpx.Timeout(timeout_s, connect=self._timeout.connect)
         )
         payload = body.model_dump(mode="json", exclude_none=True) if body is not None else None
-        try:
-            resp = await self._http.request(method, path, json=payload, timeout=timeout)
-        except httpx.HTTPError as exc:
-            raise OrchestratorError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        safe = method in ("GET", "HEAD", "DELETE") if idempotent is None else idempotent
+        for attempt in range(RETRIES + 1):
+            try:
+                resp = await self._http.request(method, path, json=payload, timeout=timeout)
+                break
+            except httpx.TimeoutException as exc:
+                raise OrchestratorError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+            except (httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
+                unsent = isinstance(exc, httpx.ConnectError)
+                if attempt == RETRIES or not (unsent or safe):
+                    raise OrchestratorError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+                await asyncio.sleep(BACKOFF_S * (4**attempt))
+            except httpx.HTTPError as exc:
+                raise OrchestratorError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         if resp.status_code >= 300:
             try:
                 detail = str(resp.json().get("detail", resp.text))
@@ -104,8 +132,10 @@ class OrchestratorClient:
         path: str,
         body: BaseModel | None = None,
         timeout_s: float | None = None,
+        *,
+        idempotent: bool | None = None,
     ) -> M:
-        data = await self.request(method, path, body, timeout_s)
+        data = await self.request(method, path, body, timeout_s, idempotent=idempotent)
         try:
             return model.model_validate(data)
         except ValidationError as exc:
@@ -127,7 +157,10 @@ class OrchestratorClient:
         return await self.open(req)
 
     async def step_request(self, episode_id: str, req: StepRequest) -> StepResponse:
-        return await self._call(StepResponse, "POST", f"/episodes/{episode_id}/step", req)
+        """One turn; it gets a ``step_id`` if it has none, so a retry is answered, never run twice."""
+        if req.step_id is None:
+            req = req.model_copy(update={"step_id": secrets.token_urlsafe(12)})
+        return await self._call(StepResponse, "POST", f"/episodes/{episode_id}/step", req, idempotent=True)
 
     async def step(
         self, episode_id: str, tool_calls: list[dict[str, Any]], assistant_content: str | None = None
@@ -146,8 +179,10 @@ class OrchestratorClient:
         return await self.step_request(episode_id, req)
 
     async def finish(self, episode_id: str, answer: str) -> FinishResponse:
-        body = FinishRequest(answer=answer)
-        return await self._call(FinishResponse, "POST", f"/episodes/{episode_id}/finish", body)
+        body = FinishRequest(answer=answer)  # a second finish answers the first result: idempotent
+        return await self._call(
+            FinishResponse, "POST", f"/episodes/{episode_id}/finish", body, idempotent=True
+        )
 
     async def abort(self, episode_id: str, reason: str = "aborted") -> FinishResponse:
         """Give the episode up (every criterion counts as failed)."""

@@ -8,7 +8,6 @@ capabilities: nothing else identifies an episode to its driver.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -26,8 +25,8 @@ from compoworld.runtime.service import ServiceRuntime
 from compoworld.sanitize import InputRefused, Limits, check_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
+from orchestrator import forks
 from orchestrator.api import (
-    ENVIRONMENT_ERROR_CODES,
     FinishResponse,
     OpenRequest,
     OpenResponse,
@@ -55,6 +54,7 @@ from orchestrator.rubric import complete, rubric_score
 from orchestrator.store import EpisodeStore, InMemoryEpisodeStore
 from orchestrator.tasksource import TaskRegistry
 from orchestrator.trajectory import to_trajectory
+from orchestrator.turns import assistant_message, note_environment_error, shown
 
 __all__ = ["Orchestrator"]
 
@@ -196,26 +196,7 @@ class Orchestrator:
         )
 
     async def _fork_all(self, rec: EpisodeRecord, services: list[str]) -> None:
-        clients = [self.directory.get(svc) for svc in services]
-        try:
-            if all(c.local for c in clients):
-                for client in clients:
-                    await client.fork(rec.id, rec.task.today)
-                    rec.forked.append(client.name)
-            else:
-                outcomes = await asyncio.gather(
-                    *(c.fork(rec.id, rec.task.today) for c in clients), return_exceptions=True
-                )
-                for client, outcome in zip(clients, outcomes, strict=True):
-                    if isinstance(outcome, str):
-                        rec.forked.append(client.name)
-                        rec.pins[client.name] = outcome
-                failed = [o for o in outcomes if isinstance(o, BaseException)]
-                if failed:
-                    raise failed[0]
-        except BaseException:
-            await self._release(rec)
-            raise
+        await forks.fork_all(self.directory, rec, services)
 
     # -- step ---------------------------------------------------------------------------
 
@@ -281,7 +262,7 @@ class Orchestrator:
             (c.id or f"call_{rec.n_tool_calls + i + 1}", c.name, c.arguments, parse_arguments(c.arguments, self.limits))
             for i, c in enumerate(req.tool_calls)
         ]
-        rec.messages.append(_assistant_message(req.assistant, calls))
+        rec.messages.append(assistant_message(req.assistant, calls))
         results: list[ToolMessage] = []
         exposure = await self.exposure(rec)
         lost: ToolResult | None = None
@@ -291,8 +272,8 @@ class Orchestrator:
             digest = hashlib.sha256(json.dumps([name, raw], sort_keys=True, default=str).encode()).hexdigest()
             if lost is None:
                 result = await self._run_call(rec, exposure, name, args, f"{rec.n_steps}.{index}.{digest[:16]}")
-                result, content = _shown(result)
-                _note_environment_error(rec, name, result)
+                result, content = shown(result)
+                note_environment_error(rec, name, result)
                 if isinstance(result, ToolResult) and result.code == "episode_gone":
                     lost = result
             else:  # the episode's state is gone: the rest of the turn is not run
@@ -383,15 +364,6 @@ class Orchestrator:
         rec.advance(S.ABORTED, f"error: {why}")
         rec.touch()
         await self._freeze(rec)
-
-    async def _freeze(self, rec: EpisodeRecord) -> None:
-        """An ended episode's forks turn read-only until it is deleted (best effort: a dead service
-        has nothing left to write to)."""
-        clients = [self.directory.get(svc) for svc in rec.forked]
-        outcomes = await asyncio.gather(*(c.freeze(rec.id) for c in clients), return_exceptions=True)
-        for client, outcome in zip(clients, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                log.warning("episode %s: freezing %s failed: %s", rec.id[:8], client.name, outcome)
 
     async def _finish_again(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
         return self._finish_response(rec)
@@ -487,17 +459,14 @@ class Orchestrator:
         return {"episode_id": episode_id, "state": rec.state.value, "finish_reason": rec.finish_reason}
 
     async def _release(self, rec: EpisodeRecord) -> None:
-        forked, rec.forked = rec.forked, []
-        rec.released = True
-        clients = [self.directory.get(svc) for svc in forked]
-        if all(c.local for c in clients):
-            for client in clients:
-                await client.delete(rec.id)
-            return
-        outcomes = await asyncio.gather(*(c.delete(rec.id) for c in clients), return_exceptions=True)
-        for client, outcome in zip(clients, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                log.warning("episode %s: releasing %s failed: %s", rec.id[:8], client.name, outcome)
+        await forks.release(self.directory, rec)
+
+    async def _freeze(self, rec: EpisodeRecord) -> None:
+        await forks.freeze(self.directory, rec)
+
+    async def keep_alive(self) -> int:
+        """Refresh every fork of every episode this orchestrator still holds (``forks.keep_alive``)."""
+        return await forks.keep_alive(self.directory, self.store)
 
     async def reap(self, now: float | None = None) -> int:
         """Expire idle live episodes (forks released) and forget old terminal ones; returns how many.
@@ -516,30 +485,6 @@ class Orchestrator:
         await self.keep_alive()
         return touched
 
-    async def keep_alive(self) -> int:
-        """Refresh every fork of every episode this orchestrator still holds, in each service at once.
-
-        A service reaps forks nobody touches (an orchestrator that died leaves orphans); an episode
-        busy in one service must not lose its fork in another. Returns how many forks were kept.
-        """
-        by_service: dict[str, list[str]] = {}
-        for eid in await self.store.ids():
-            rec = await self.store.get(eid)
-            if rec is not None and not rec.released:
-                for svc in rec.forked:
-                    by_service.setdefault(svc, []).append(eid)
-        kept = 0
-        for svc, ids in by_service.items():
-            try:
-                missing = await self.directory.get(svc).touch(ids)
-            except CompoWorldError as exc:  # a dead service: its calls will say so
-                log.warning("keep-alive of %s failed: %s", svc, exc)
-                continue
-            kept += len(ids) - len(missing)
-            if missing:
-                log.warning("%s holds no state for %d live episodes (restarted?)", svc, len(missing))
-        return kept
-
     async def _reap_one(self, eid: str, now: float) -> int:
         rec = await self.store.get(eid)
         if rec is None:
@@ -557,49 +502,3 @@ class Orchestrator:
             self._exposures.pop(eid, None)
             return 1
         return 0
-
-
-Call = tuple[str, str, Any, "dict[str, Any] | BadArguments"]
-
-
-def _note_environment_error(rec: EpisodeRecord, name: str, result: ToolResult | MetaAnswer) -> None:
-    """Remember the first tool result that is the environment's failure (ENVIRONMENT_ERROR_CODES)."""
-    if not isinstance(result, ToolResult) or result.success or rec.environment_error:
-        return
-    if result.code in ENVIRONMENT_ERROR_CODES:
-        rec.environment_error = f"{name}: {result.code}: {result.message}"[:500]
-
-
-def _shown(result: ToolResult | MetaAnswer) -> tuple[ToolResult | MetaAnswer, str]:
-    """The result and its JSON text for the agent; a result that is not clean JSON (a lone
-    surrogate, NaN, nesting past the encoder) becomes the service's failure instead of a record
-    that no later read can encode."""
-    shown = result.payload if isinstance(result, MetaAnswer) else result.envelope()
-    try:
-        content = json.dumps(shown, ensure_ascii=False, allow_nan=False, default=str)
-        if not content.isascii():
-            content.encode("utf-8")
-    except (ValueError, UnicodeEncodeError, RecursionError) as exc:
-        failed = ToolResult.fail(
-            "service_unavailable", f"the service answered a result that is not clean JSON ({type(exc).__name__})"
-        )
-        return failed, json.dumps(failed.envelope())
-    return result, content
-
-
-def _assistant_message(assistant: dict[str, Any] | None, calls: list[Call]) -> dict[str, Any]:
-    """The assistant turn as recorded, in the OpenAI wire format: arguments as a JSON string.
-
-    A string from the model is kept byte for byte (malformed JSON included: the SFT export
-    must see it to drop it); an object is serialised.
-    """
-    msg: dict[str, Any] = {"role": "assistant", "content": str((assistant or {}).get("content") or "")}
-    reasoning = (assistant or {}).get("reasoning_content")
-    if isinstance(reasoning, str) and reasoning:
-        msg["reasoning_content"] = reasoning
-    recorded = []
-    for call_id, name, raw, _ in calls:
-        args = raw if isinstance(raw, str) else json.dumps(raw if raw is not None else {}, ensure_ascii=False)
-        recorded.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": args}})
-    msg["tool_calls"] = recorded
-    return msg
