@@ -101,7 +101,7 @@ class Orchestrator:
             S.OPEN: self._finish_live,
             S.RUNNING: self._finish_live,
             S.FINISHED: self._finish_again,
-            S.ABORTED: self._refuse_finish,
+            S.ABORTED: self._finish_aborted,
             S.EXPIRED: self._refuse_finish,
         }
 
@@ -367,6 +367,13 @@ class Orchestrator:
 
     async def _finish_again(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
         return self._finish_response(rec)
+
+    async def _finish_aborted(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
+        """An episode the environment ended (state lost mid-step) answers its recorded abort, so the
+        driver's finish learns ``environment_error`` (the trainer masks it); a driver's abort is final."""
+        if rec.environment_error:
+            return self._finish_response(rec)
+        raise rec.refuse("answers")
 
     async def _refuse_finish(self, rec: EpisodeRecord, answer: str) -> FinishResponse:
         raise rec.refuse("answers")

@@ -112,6 +112,21 @@ async def test_up_serves_services_from_the_catalog_and_loads_one_on_its_first_ca
         assert (health["services"], health["resident"], health["broken"]) == (4, 2, 2)
 
 
+async def test_a_lazily_hosted_service_s_rest_routes_see_only_their_own_path_parameters(library: Path) -> None:
+    """The mount's ``{service}`` is not a tool argument: REST reads and lists answer as the spec says."""
+    app, _ = build_embedded_app(library, Settings())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cw") as http:
+        opened = await http.post("/episodes", json={"services": ["crm"]})
+        assert opened.status_code == 201, opened.text
+        headers = {"X-Episode-Id": opened.json()["episode_id"]}
+        one = await http.get("/services/crm/contacts/con_000001", headers=headers)
+        assert one.status_code == 200 and one.json()["id"] == "con_000001"
+        listed = await http.get("/services/crm/contacts", headers=headers)
+        assert listed.status_code == 200, listed.text
+        missing = await http.get("/services/crm/contacts/con_999999", headers=headers)
+        assert missing.status_code == 404
+
+
 def test_up_preload_loads_every_service_that_loads_and_names_the_others(library: Path) -> None:
     app, summary = build_embedded_app(library, Settings(), preload=True)
     assert "4 services (3 loaded)" in summary

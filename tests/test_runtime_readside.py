@@ -32,6 +32,8 @@ def rt(folder: Path) -> ServiceRuntime:
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    if ep is not None and not rt.has_episode(ep):  # forked on its first call, as the orchestrator would
+        rt.fork(ep)
     return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 

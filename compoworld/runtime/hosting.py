@@ -62,7 +62,9 @@ class _ServiceDispatch:
         except ServiceUnavailable as exc:
             await json_response({"detail": str(exc)}, 503)(scope, receive, send)
             return
-        await app(scope, receive, send)
+        # the mount's own ``{service}`` must not reach the service: its REST routes read every path
+        # parameter as a tool argument (and a spec may name one ``service`` itself)
+        await app({**scope, "path_params": {}}, receive, send)
 
 
 def create_pooled_app(pool: ServicePool, settings: Settings | None = None) -> FastAPI:
