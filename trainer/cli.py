@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from compoworld.errors import CompoWorldError
+from orchestrator.models import Task
 from orchestrator.prompts import PromptMode
 from orchestrator.tasksource import read_tasks
 from trainer.export_sft import (
@@ -23,7 +24,9 @@ from trainer.export_sft import (
     write_sft_jsonl,
 )
 from trainer.export_verl import SplitFilter, write_verl_parquet
+from trainer.prompt_budget import PromptBudget, library_schemas
 from trainer.sft_parquet import write_sft_parquet
+from trainer.tokenizer import build_qwen_tokenizer
 
 __all__ = ["export_app"]
 
@@ -117,6 +120,25 @@ def verl(
             help="Rows for data.val_files: agent compo_agent_val, which waits for val_kwargs.n siblings.",
         ),
     ] = False,
+    max_prompt_length: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="direct/mcp: refuse the export if an episode's prompt (tool schemas included) exceeds "
+            "this many tokens, as data.max_prompt_length; 0 skips the check.",
+        ),
+    ] = 8192,
+    library: Annotated[
+        Path | None,
+        typer.Option(help="direct/mcp: the library serving the tasks' tools (default: Settings().library)."),
+    ] = None,
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option(
+            help="direct/mcp: local tokenizer folder that counts prompt tokens (default: Qwen's vocabulary, "
+            "the smoke extra)."
+        ),
+    ] = None,
 ) -> None:
     """Write verl RL dataset rows (agent_name compo_agent, or compo_agent_val) for the tasks."""
     console = Console(soft_wrap=True)
@@ -129,16 +151,31 @@ def verl(
     prompt_mode: PromptMode = mode  # type: ignore[assignment]
     split_filter: SplitFilter = split  # type: ignore[assignment]
     try:
+        task_list = read_tasks(tasks)
+        budget = None
+        if mode != "gateway" and max_prompt_length > 0:
+            budget = _prompt_budget(task_list, max_prompt_length, library, tokenizer)
         n = write_verl_parquet(
-            read_tasks(tasks), out, mode=prompt_mode, split=split_filter, validation=validation
+            task_list, out, mode=prompt_mode, split=split_filter, validation=validation, budget=budget
         )
-    except (CompoWorldError, ValueError) as exc:
+    except (CompoWorldError, ValueError, RuntimeError, OSError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=1) from exc
     console.print(f"wrote {n} verl rows to {out}")
-    if mode == "direct":
+    if budget is not None:
         console.print(
-            "[yellow]note:[/yellow] a direct-mode prompt carries every tool schema of the task's services "
-            "and distractors (often 10^4-10^5 tokens); the agent loop refuses an episode whose prompt "
-            "exceeds data.max_prompt_length instead of truncating it"
+            f"every {mode}-mode prompt fits {max_prompt_length} tokens (tool schemas included); pass the "
+            "same value as data.max_prompt_length"
         )
+
+
+def _prompt_budget(
+    tasks: list[Task], limit: int, library: Path | None, tokenizer: Path | None
+) -> PromptBudget:
+    """What measures direct/mcp prompts: the tasks' tool schemas and a tokenizer with a chat template."""
+    from compoworld.settings import Settings
+
+    root = library if library is not None else Settings().library
+    services = [s for t in tasks for s in (*t.services, *t.distractors)]
+    tok = load_chat_tokenizer(tokenizer) if tokenizer is not None else build_qwen_tokenizer()
+    return PromptBudget(limit=limit, tokenizer=tok, schemas=library_schemas(root, services))

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from orchestrator.models import Task
 from orchestrator.prompts import PromptMode, build_prompt
+from trainer.prompt_budget import PromptBudget
 
 __all__ = [
     "AGENT_NAME",
@@ -95,12 +96,16 @@ def write_verl_parquet(
     mode: PromptMode = "gateway",
     split: SplitFilter = "all",
     validation: bool = False,
+    budget: PromptBudget | None = None,
 ) -> int:
     """Write the rows of ``tasks`` (filtered by split) to ``out``; return the number of rows.
 
-    Duplicate task ids are an error: the id is the reward's ground truth.
+    Duplicate task ids are an error: the id is the reward's ground truth. With ``budget``, a task
+    whose opening prompt (tool schemas included) exceeds it is refused before anything is written
+    (``PromptTooLongError``): verl would truncate it silently.
     """
     rows: list[dict[str, Any]] = []
+    kept: list[Task] = []
     seen: set[str] = set()
     for task in tasks:
         if split != "all" and task.meta.split != split:
@@ -108,9 +113,12 @@ def write_verl_parquet(
         if task.id in seen:
             raise ValueError(f"duplicate task id {task.id!r}: ids must be unique in a verl dataset")
         seen.add(task.id)
+        kept.append(task)
         rows.append(task_row(task, len(rows), mode, validation=validation))
     if not rows:
         raise ValueError(f"no tasks to export (split filter: {split})")
+    if budget is not None:
+        budget.check(kept, mode)
     out.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=VERL_SCHEMA), out)
     return len(rows)
