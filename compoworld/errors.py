@@ -43,6 +43,8 @@ Rejected                                 compoworld.runtime.rest        a REST r
 InputRefused (ValueError)                compoworld.sanitize            an input over a limit or not clean JSON -> 400/413
 TwinFailure                              compoworld.synth.twin          a checked call's two routes disagree -> a failed check
 DraftRejected                            orchestrator.tasks.rejected    a scenario draft that cannot be a task (a reason)
+HopError                                 orchestrator.hop               a request to a service got no answer -> ServiceUnavailable
+HopTimeout                               orchestrator.hop               no answer within the hop's timeout -> ServiceUnavailable
 UnusableRecord (ValueError)              trainer.sft_format             an SFT input line dropped -> a counted reason
 """
 

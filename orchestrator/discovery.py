@@ -2,7 +2,7 @@
 
 Two kinds of client, one interface. ``LocalService`` wraps an in-process ``ServiceRuntime``
 (the embedded deployment: plain Python calls, no HTTP). ``HttpService`` talks to a service's
-base URL(s) through one pooled ``httpx.AsyncClient`` with timeouts: a local process, a compose
+base URL(s) through one pooled client with timeouts (``orchestrator.hop``): a local process, a compose
 service ``http://<svc>:8000``, or cluster DNS. With several replicas an episode is pinned at
 fork time to the replica that wins a rendezvous hash of its id, so adding a replica never
 moves a live episode. A dead or slow service turns a tool call into a ``service_unavailable``
@@ -32,6 +32,7 @@ from compoworld.runtime.service import ServiceRuntime
 from compoworld.sanitize import InputRefused, Limits, load_json
 from compoworld.settings import Settings
 from orchestrator.errors import InvalidRequest
+from orchestrator.hop import Hop, HopError, HopResponse, HopTimeout
 from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 
 __all__ = [
@@ -216,7 +217,11 @@ class ReplicaSet:
 
 
 class HttpService:
-    """A service behind one or more base URLs (replicas), reached with the shared pooled client."""
+    """A service behind one or more base URLs (replicas), reached with the shared pooled client.
+
+    ``http`` is the directory's ``Hop`` (aiohttp); an ``httpx.AsyncClient`` works too (tests
+    reach an app in-process through ``httpx.ASGITransport``).
+    """
 
     local = False
 
@@ -224,7 +229,7 @@ class HttpService:
         self,
         name: str,
         urls: list[str],
-        http: httpx.AsyncClient,
+        http: Hop | httpx.AsyncClient,
         admin_token: str,
         resolver: Resolver | None = None,
         result_limits: Limits | None = None,
@@ -248,12 +253,12 @@ class HttpService:
         pinned = self._pins.get(episode_id)
         return pinned if pinned is not None else pick_replica(episode_id, self.urls)
 
-    async def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    async def _request(self, method: str, url: str, **kwargs: Any) -> HopResponse | httpx.Response:
         try:
             resp = await self.http.request(method, url, **kwargs)
-        except httpx.TimeoutException as exc:
-            raise ServiceUnavailable(self.name, f"timed out ({type(exc).__name__})") from exc
-        except httpx.HTTPError as exc:
+        except (HopTimeout, httpx.TimeoutException) as exc:
+            raise ServiceUnavailable(self.name, f"timed out ({type(exc).__name__}: {exc})") from exc
+        except (HopError, httpx.HTTPError) as exc:
             raise ServiceUnavailable(self.name, f"{type(exc).__name__}: {exc}") from exc
         if resp.status_code >= 500:
             raise ServiceUnavailable(self.name, f"HTTP {resp.status_code} from {url}")
@@ -456,7 +461,7 @@ class ServiceDirectory:
         clients: dict[str, ServiceClient],
         *,
         factory: Callable[[str], ServiceClient] | None = None,
-        http: httpx.AsyncClient | None = None,
+        http: Hop | None = None,
         version: str = "",
     ) -> None:
         self._clients = dict(sorted(clients.items()))
@@ -485,13 +490,9 @@ class ServiceDirectory:
         cls,
         settings: Settings,
         urls: dict[str, list[str]] | None = None,
-        *,
-        http: httpx.AsyncClient | None = None,
     ) -> ServiceDirectory:
         """Services behind URLs: an explicit map, else ``settings.service_urls_file``, plus the template."""
-        timeout = httpx.Timeout(settings.service_timeout_s, connect=min(5.0, settings.service_timeout_s))
-        limits = httpx.Limits(max_connections=512, max_keepalive_connections=256)
-        client = http or httpx.AsyncClient(timeout=timeout, limits=limits)
+        client = Hop(settings.service_timeout_s, connect_s=min(5.0, settings.service_timeout_s))
         if urls is None and settings.service_urls_file is not None:
             urls = load_url_map(settings.service_urls_file)
         token = settings.admin_token

@@ -18,6 +18,11 @@ One interface, two stores:
   whose lease ran out cannot overwrite a newer turn), then sets the record, appends the new
   messages and moves the id between the indexes, atomically.
 
+  The step log only grows (``RPUSH``), so a replica keeps the decoded log of the episodes it
+  served lately (bounded, least recently used first out) and a read fetches the record and only
+  the messages past the ones it holds, in one script: a turn's cost does not grow with the
+  episode. A log shorter than the cached one (deleted, then reused) is read whole.
+
 The handlers take ``lock(id)`` around a turn and ``put`` after every change.
 """
 
@@ -27,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Protocol
 
@@ -150,6 +156,20 @@ return {1, version + 1}
 """
 
 
+# KEYS: ep, log.  ARGV: messages the reader holds.  -> {record JSON or false, log length, new tail}
+_GET = """
+local raw = redis.call('HGET', KEYS[1], 'r')
+if not raw then return {false, 0, {}} end
+local held = tonumber(ARGV[1])
+local n = redis.call('LLEN', KEYS[2])
+if n < held then held = 0 end
+return {raw, n, redis.call('LRANGE', KEYS[2], held, -1)}
+"""
+
+#: Decoded step logs a replica keeps (episodes it served lately); each entry is the log's prefix.
+LOG_CACHE = 4096
+
+
 class RedisEpisodeStore:
     """Records in Redis, shared by every orchestrator replica (see the module docstring).
 
@@ -167,6 +187,8 @@ class RedisEpisodeStore:
         self.lease_s = lease_s
         self.turn_limit_s = turn_limit_s
         self._put = client.register_script(_PUT)
+        self._get = client.register_script(_GET)
+        self._logs: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisEpisodeStore:
@@ -183,16 +205,26 @@ class RedisEpisodeStore:
         return f"{self.prefix}:{kind}:{episode_id}" if episode_id else f"{self.prefix}:{kind}"
 
     async def get(self, episode_id: str) -> EpisodeRecord | None:
+        held = self._logs.get(episode_id, [])
         with store_errors():
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.hget(self._key("ep", episode_id), "r")
-                pipe.lrange(self._key("log", episode_id), 0, -1)
-                raw, logged = await pipe.execute()
-            if raw is None:
-                return None
-            rec = record_from_json(raw, [json.loads(m) for m in logged])
-            rec.logged = len(rec.messages)
-            return rec
+            raw, length, tail = await self._get(
+                keys=[self._key("ep", episode_id), self._key("log", episode_id)], args=[len(held)]
+            )
+        if not raw:
+            self._logs.pop(episode_id, None)
+            return None
+        start = length - len(tail)  # len(held), or 0 when the log was read whole
+        log_ = [*held[:start], *(json.loads(m) for m in tail)]
+        self._remember(episode_id, log_)
+        rec = record_from_json(raw, list(log_))
+        rec.logged = len(rec.messages)
+        return rec
+
+    def _remember(self, episode_id: str, log_: list[dict[str, Any]]) -> None:
+        self._logs[episode_id] = log_
+        self._logs.move_to_end(episode_id)
+        while len(self._logs) > LOG_CACHE:
+            self._logs.popitem(last=False)
 
     async def put(self, record: EpisodeRecord) -> None:
         new = [json.dumps(m, ensure_ascii=False, default=str) for m in record.messages[record.logged :]]
@@ -213,10 +245,12 @@ class RedisEpisodeStore:
                 f"episode changed on another replica (version {stored}, this turn started at {expected}); retry"
             )
         record.logged = len(record.messages)
+        self._remember(record.id, list(record.messages))
 
     async def pop(self, episode_id: str) -> EpisodeRecord | None:
         with store_errors():
             rec = await self.get(episode_id)
+            self._logs.pop(episode_id, None)
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.delete(self._key("ep", episode_id), self._key("log", episode_id))
                 pipe.zrem(self._key("live"), episode_id)

@@ -18,6 +18,7 @@ from orchestrator.api import OpenRequest, StepRequest, ToolCall
 from orchestrator.discovery import HttpService, ServiceDirectory, load_url_map, pick_replica
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import InvalidRequest
+from orchestrator.hop import Hop
 from orchestrator.server import create_orchestrator_app
 from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import (
@@ -106,12 +107,14 @@ async def test_a_slow_service_times_out_into_service_unavailable() -> None:
         await asyncio.sleep(1.0)  # longer than the client's 0.3 s timeout
         return {"success": True}
 
-    async with serving(slow) as url, httpx.AsyncClient(timeout=0.3) as http:
-        svc = HttpService("slow", [url], http, "tok")
-        started = asyncio.get_running_loop().time()
-        result = await svc.call("e1", "anything", {})
-        assert result.code == "service_unavailable" and "timed out" in result.message
-        assert asyncio.get_running_loop().time() - started < 2
+    for http in (Hop(0.3, connect_s=0.3), httpx.AsyncClient(timeout=0.3)):  # the directory's, and httpx
+        async with serving(slow) as url:
+            svc = HttpService("slow", [url], http, "tok")
+            started = asyncio.get_running_loop().time()
+            result = await svc.call("e1", "anything", {})
+            assert result.code == "service_unavailable" and "timed out" in result.message
+            assert asyncio.get_running_loop().time() - started < 2
+        await http.aclose()
 
 
 def test_replicas_are_picked_by_a_stable_hash_and_adding_one_moves_few() -> None:
@@ -125,7 +128,8 @@ def test_replicas_are_picked_by_a_stable_hash_and_adding_one_moves_few() -> None
 
 async def test_a_live_episode_stays_on_its_replica_when_replicas_change(tmp_path: Path) -> None:
     rts = runtimes(tmp_path / "lib", ("crm",))
-    async with serving(create_service_app(rts["crm"], SETTINGS)) as url, httpx.AsyncClient() as http:
+    async with serving(create_service_app(rts["crm"], SETTINGS)) as url:
+        http = Hop(30.0, connect_s=5.0)
         svc = HttpService("crm", [url], http, "tok")
         await svc.fork("ep-1", "2026-01-01")
         svc.urls = ["http://127.0.0.1:1", url, "http://127.0.0.1:2"]  # discovery found more replicas
@@ -133,6 +137,7 @@ async def test_a_live_episode_stays_on_its_replica_when_replicas_change(tmp_path
         assert (await svc.call("ep-1", "listContacts", {"limit": 1})).success is True
         await svc.delete("ep-1")
         assert not rts["crm"].has_episode("ep-1")
+        await http.aclose()
 
 
 def test_url_maps_and_templates(tmp_path: Path) -> None:

@@ -216,3 +216,33 @@ async def test_a_long_turn_keeps_its_lock_and_a_stuck_one_is_cut_at_the_turn_lim
     assert await store.redis.keys(f"{store.prefix}:lock:*") == []
     for s in (store, other):
         await s.aclose()
+
+
+async def test_a_replica_reads_only_a_logs_new_tail_yet_sees_it_all(redis_server: str, mesh) -> None:  # type: ignore[no-untyped-def]
+    _, urls = mesh
+    prefix = uuid.uuid4().hex
+    a, b = (replica(redis_server, urls, prefix) for _ in range(2))
+    eid = (await a.open(OpenRequest(task=task_create(), mode="direct"))).episode_id
+    for i in range(3):  # turns alternate between the replicas: each holds a stale prefix of the log
+        await (a if i % 2 == 0 else b).step(eid, turn("crm__listContacts", {"limit": 1}))
+    via_a, via_b = await a.store.get(eid), await b.store.get(eid)
+    assert via_a is not None and via_b is not None
+    assert via_a.messages == via_b.messages and len(via_a.messages) == 2 + 3 * 2  # system, user, 3 turns
+    raw = aioredis.Redis.from_url(redis_server)
+    # the log only grows, so a replica does not read again what it holds: rewriting the first
+    # message behind its back (never done by the store) shows only to a replica that holds nothing
+    await raw.lset(f"{prefix}:log:{eid}", 0, json.dumps({"role": "system", "content": "rewritten"}))
+    fresh = RedisEpisodeStore.from_url(redis_server, prefix=prefix)
+    seen_fresh, seen_a = await fresh.get(eid), await a.store.get(eid)
+    assert seen_fresh is not None and seen_fresh.messages[0]["content"] == "rewritten"
+    assert seen_a is not None and seen_a.messages == via_a.messages
+    await fresh.aclose()
+    await raw.delete(f"{prefix}:log:{eid}")  # the log replaced behind the replicas' backs, shorter
+    await raw.rpush(f"{prefix}:log:{eid}", json.dumps({"role": "user", "content": "only this"}))
+    again = await a.store.get(eid)
+    assert again is not None and again.messages == [{"role": "user", "content": "only this"}]
+    await raw.aclose()
+    await a.delete(eid)
+    assert await b.store.get(eid) is None
+    for r in (a, b):
+        await r.aclose()

@@ -1,0 +1,93 @@
+"""The orchestrator's hop to remote services: one pooled aiohttp session per event loop.
+
+Every tool call of a remote deployment crosses this hop, so its cost is paid on every step.
+Measured on loopback (``bench/bench_hop.py``, side by side in one run), an
+``httpx.AsyncClient`` POST costs about twice an aiohttp one, most of it in httpcore and anyio
+(see docs/performance.md), so the hop uses aiohttp while the rest of the project (the
+orchestrator client, tests, verification) keeps httpx. The departure is written down in
+docs/design-notes.md.
+
+A session belongs to the event loop it was made in; ``Hop`` makes one lazily in the running
+loop (the orchestrator app is built before uvicorn starts its loop) and a new one if it is used
+from another loop (tests that run each case in a fresh loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+
+__all__ = ["Hop", "HopError", "HopResponse", "HopTimeout"]
+
+
+class HopError(Exception):
+    """The request did not get an answer: refused, cut, or not HTTP."""
+
+
+class HopTimeout(Exception):
+    """No answer within the hop's timeout."""
+
+
+class HopResponse:
+    """What the orchestrator reads of an answer: status and body (read in full)."""
+
+    __slots__ = ("content", "status_code")
+
+    def __init__(self, status_code: int, content: bytes) -> None:
+        self.status_code = status_code
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class Hop:
+    """``request(method, url, json=..., headers=...)`` over a pooled keep-alive session."""
+
+    def __init__(self, timeout_s: float, connect_s: float, max_connections: int = 512) -> None:
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=connect_s)
+        self._limit = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _current(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=self._limit, ttl_dns_cache=30)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=self._timeout,
+                json_serialize=lambda v: json.dumps(v, ensure_ascii=False),
+                auto_decompress=True,
+            )
+            self._loop = loop
+        return self._session
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> HopResponse:
+        session = self._current()
+        try:
+            async with session.request(method, url, json=json, headers=headers) as resp:
+                return HopResponse(resp.status, await resp.read())
+        except TimeoutError as exc:
+            raise HopTimeout(f"no answer from {url} ({type(exc).__name__})") from exc
+        except aiohttp.ClientError as exc:
+            raise HopError(f"{type(exc).__name__}: {exc}") from exc
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed and self._loop is asyncio.get_running_loop():
+            await session.close()
