@@ -6,19 +6,27 @@ runtime's write log says which those were, so ``tables`` and ``state_hash`` re-r
 those and take every other table's rows and canonical text from a ``SeedCache`` shared
 across a whole run. The hash is the runtime's own (``canonical_hash`` of every table), and
 the tests compare the two.
+
+Typed state is a function of the seed, the frozen day and the writes made: two episodes of
+one service whose write logs list the same calls (tool, arguments, outcome) on the same day
+hold the same rows. So a changed table is read once per *write history* and the rows are kept
+(bounded) in the cache: the gold run, its reordered variant and a solution that adds a read
+read it once between them. A history with a simulated write (a world model that may answer
+differently) is never shared.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.rubric.base import CriterionError
 
-__all__ = ["ACTION_LOG", "RuntimeStateReader", "SeedCache", "dirty_tables"]
+__all__ = ["ACTION_LOG", "Bounded", "RuntimeStateReader", "SeedCache", "dirty_tables", "write_history"]
 
 ACTION_LOG = "action_log"
 
@@ -27,8 +35,48 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+class Bounded:
+    """A dict that forgets its least recently used entries past ``size`` (a cache a long run can share)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def __setitem__(self, key: Hashable, value: Any) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        while len(self._data) > self.size:
+            self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def write_history(runtime: ServiceRuntime, episode_id: str) -> str | None:
+    """The day and the write calls of an episode in one service, canonical; None when a simulated write
+    (whose effect a world model decides) is among them, or the episode is not there."""
+    episode = runtime.store.episodes.get(episode_id)
+    if episode is None:
+        return None
+    calls = []
+    for entry in episode.write_log:
+        if entry.get("backend") == "simulated":
+            return None
+        calls.append([entry.get("tool"), entry.get("arguments"), bool(entry.get("success"))])
+    return _canonical([episode.today, calls])
+
+
 class SeedCache:
-    """Seed rows and their canonical text per (service, table): the seed never changes during a run."""
+    """Seed rows and their canonical text per (service, table): the seed never changes during a run.
+
+    It also keeps (bounded) the rows of changed tables by write history (module docstring).
+    """
 
     def __init__(self) -> None:
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -37,7 +85,9 @@ class SeedCache:
         self._hash: dict[str, str] = {}
         #: results of implemented read tools on a service nobody has written to yet in the episode, by
         #: (service, tool, today, canonical arguments): the same call on the same seed returns the same data
-        self.reads: dict[tuple[str, str, str, str], Any] = {}
+        self.reads: Bounded = Bounded(200_000)
+        #: rows of a changed table by (service, write history, table)
+        self.states: Bounded = Bounded(20_000)
 
     def rows(self, runtime: ServiceRuntime, table: str) -> list[dict[str, Any]]:
         key = (runtime.name, table)
@@ -73,8 +123,9 @@ class SeedCache:
 def dirty_tables(runtime: ServiceRuntime, episode_id: str) -> set[str]:
     """Tables an episode forked from the seed may have changed: those its successful writes touched.
 
-    An implemented write changes its entity's table, a simulated one the action log; any
-    other backend (a state transition) may touch more, so it marks every table.
+    An implemented write changes its entity's table, a simulated one the action log, an action
+    (``compoworld.runtime.actions``) its tool's table and its target entity's (a clear deletes the
+    target's rows); anything else may touch more, so it marks every table.
     """
     dirty: set[str] = set()
     everything = {*runtime.store.tables, ACTION_LOG}
@@ -85,6 +136,11 @@ def dirty_tables(runtime: ServiceRuntime, episode_id: str) -> set[str]:
         backend = entry.get("backend")
         if bound is not None and backend == "implemented" and bound.table is not None:
             dirty.add(bound.table.name)
+        elif bound is not None and backend == "action" and bound.table is not None and bound.defn.action:
+            dirty.add(bound.table.name)
+            target = runtime.store.by_entity.get(bound.defn.action.target)
+            if target is not None:
+                dirty.add(target.name)
         elif backend == "simulated":
             dirty.add(ACTION_LOG)
         else:
@@ -175,12 +231,22 @@ class RuntimeStateReader:
 
     def _read(self, runtime: ServiceRuntime, episode_id: str | None, table: str) -> list[dict[str, Any]]:
         """A changed table's rows; a row still stored exactly as in the seed is the seed's own dict."""
+        history = write_history(runtime, episode_id) if episode_id is not None else None
+        key = (runtime.name, history, table)
+        if history is not None:
+            kept = self.cache.states.get(key)
+            if kept is not None:
+                return list(kept)
         spec = runtime.store.tables.get(table)
         if spec is None or episode_id is None:
-            return runtime.select(episode_id, table, None)
-        seed = self.cache.by_raw(runtime, table)
-        raw = runtime.store.get(episode_id).conn.execute(spec.sql_all).fetchall()
-        return [seed.get(r) or spec.decode(r) for r in raw]
+            rows = runtime.select(episode_id, table, None)
+        else:
+            seed = self.cache.by_raw(runtime, table)
+            raw = runtime.store.get(episode_id).conn.execute(spec.sql_all).fetchall()
+            rows = [seed.get(r) or spec.decode(r) for r in raw]
+        if history is not None:
+            self.cache.states[key] = rows
+        return list(rows)
 
     async def seed_tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
         return self.cache.tables(self._runtime(service))

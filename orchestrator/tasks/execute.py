@@ -3,11 +3,13 @@
 A ``Session`` is one episode across the services it touches. It forks a service on first
 use (with the task's frozen today) and drops every fork on close, so thousands of drafts and
 solution runs leave nothing behind. Implemented tools run synchronously (``ServiceRuntime.dispatch``);
-only simulated tools await the world model. A read of a service the episode has not written to
-yet sees exactly the seed, so its result is shared through the ``SeedCache`` across episodes
-(gold, variants and wrong solutions list the same tables many times), and a service is forked
-only when a call has to run there: a session that only reads cached seed results forks nothing
-(a grader reads an unforked service as its seed, which is what it holds).
+only simulated tools await the world model. An implemented read sees typed state, which is a
+function of the seed, the frozen day and the writes made so far in that service; so its result
+is shared through the ``SeedCache`` across episodes by (call, day, write history): gold,
+variants and wrong solutions list the same tables many times, before and after the same
+writes. A history with a simulated write is never shared (a world model decides its effect).
+A service is forked only when a call has to run there: a session that only reads cached
+results forks nothing (a grader reads an unforked service as its seed, which is what it holds).
 
 A session may have a ``parent``: a service the parent forked is forked from the parent's
 state, so a solution that repeats the gold calls and then does more starts where the gold
@@ -49,6 +51,10 @@ class Session:
         self.lazy = lazy
         self.forked: list[str] = []
         self.written: set[str] = set(parent.written) if parent is not None else set()
+        #: per service, the write calls made so far (tool, arguments, success), None once one was simulated
+        self.history: dict[str, list[tuple[str, str, bool]] | None] = (
+            {k: (list(v) if v is not None else None) for k, v in parent.history.items()} if parent else {}
+        )
 
     def open(self, services: Iterable[str]) -> Session:
         """Fork these services now (a grader may read a service the calls never touched)."""
@@ -72,9 +78,11 @@ class Session:
         runtime = self.runtimes[service] if self.lazy else self._ensure(service)
         bound = runtime.tools.get(tool)
         key = None
+        history = self.history.setdefault(service, [])
+        canonical = json.dumps(args, sort_keys=True, default=str)
         if bound is not None and bound.defn.kind == "read" and bound.backend == "implemented":
-            if service not in self.written:
-                key = (service, tool, self.today, json.dumps(args, sort_keys=True, default=str))
+            if history is not None:
+                key = (service, tool, self.today, canonical, tuple(history))
                 hit = self.cache.reads.get(key)
                 if hit is not None:
                     return cast(ToolResult, hit)
@@ -85,6 +93,11 @@ class Session:
         out = result if isinstance(result, ToolResult) else await result.run()
         if key is not None and out.success:
             self.cache.reads[key] = out
+        if bound is not None and bound.defn.is_write and history is not None:
+            if out.backend == "simulated":
+                self.history[service] = None
+            else:
+                history.append((tool, canonical, out.success))
         return out
 
     def select(self, service: str, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:

@@ -104,7 +104,18 @@ def _scopes(world: World, table: Table) -> list[tuple[str, Table, dict[str, Any]
 
 
 def sink_for(world: World, table: Table) -> Sink | None:
-    """The sink plan of a table, or None when its create tool needs something a scenario cannot give."""
+    """The sink plan of a table, or None when its create tool needs something a scenario cannot give.
+
+    A plan depends only on the world, so it is made once per table and shared (callers never change it).
+    """
+    key = ("sink", *table.key)
+    if key not in world.derived:
+        world.derived[key] = _plan(world, table)
+    plan: Sink | None = world.derived[key]
+    return plan
+
+
+def _plan(world: World, table: Table) -> Sink | None:
     tool = table.creator
     if tool is None:
         return None

@@ -82,9 +82,18 @@ def leaks(text: str, hidden: Sequence[Any]) -> list[Any]:
     return out
 
 
+_WORD = re.compile(r"[\w-]+")
+
+
 def internal_terms(text: str, terms: Iterable[str]) -> list[str]:
     """Tool names, service slugs and id-shaped tokens the text contains (a person would not write them)."""
-    found = [t for t in terms if len(t) > 3 and re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text)]
+    words = set(_WORD.findall(text))  # a term of word characters is found exactly when it is one of these
+    found = [
+        t
+        for t in terms
+        if len(t) > 3
+        and (t in words if _WORD.fullmatch(t) else re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text))
+    ]
     found += re.findall(r"\b[a-z]{2,5}_[0-9a-z]{6,}\b", text)
     return found
 

@@ -1,0 +1,79 @@
+"""Scenario tasks on the starter library itself: what the fixture library cannot show (actions, the real
+seed population, every archetype)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from compoworld.runtime import ServiceRuntime, load_library
+from compoworld.settings import Settings
+from orchestrator.models import Task
+from orchestrator.rubric import RuntimeStateReader, SeedCache
+from orchestrator.tasks.execute import Session
+from orchestrator.tasks.generate import GenerateOptions, generate_tasks
+
+LIBRARY = Settings().library
+pytestmark = pytest.mark.skipif(
+    not any(LIBRARY.glob("*/manifest.json")), reason="the starter library is not built"
+)
+
+
+@pytest.fixture(scope="module")
+def runtimes() -> dict[str, ServiceRuntime]:
+    return load_library(LIBRARY, Settings(library=LIBRARY, llm_base_url=None))
+
+
+@pytest.fixture(scope="module")
+def tasks(runtimes: dict[str, ServiceRuntime]) -> list[Task]:
+    return generate_tasks(runtimes, GenerateOptions(n=12, seed=3))[0]
+
+
+def test_the_graders_state_hash_is_the_runtimes_own_after_every_gold_run(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    """The reader re-reads only the tables the write log says changed (actions included): a table it
+    missed would hash as its seed and differ from the runtime's hash of the whole state."""
+    backends: set[str] = set()
+
+    async def main() -> None:
+        for task in tasks:
+            with Session(runtimes, f"starter:{task.id}", task.today) as session:
+                for g in task.gold_calls:
+                    out = await session.call(g.service, g.tool, g.arguments)
+                    assert out.success, out.message
+                    backends.add(str(out.backend))
+                session.open(task.services)
+                reader = RuntimeStateReader(runtimes, session.episode_id, SeedCache())
+                for svc in task.services:
+                    assert await reader.state_hash(svc) == session.state_hash(svc)
+                    assert task.expected_state_hash[svc] == session.state_hash(svc)
+
+    asyncio.run(main())
+    assert "action" in backends
+
+
+def test_episodes_with_the_same_writes_share_one_read_of_a_changed_table(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    """Rows of a changed table are kept by write history: the same writes read them once, other
+    writes (or none) do not see them."""
+    task = next(t for t in tasks if any(g.tool.lower().endswith(("add", "insert")) for g in t.gold_calls))
+    write = next(g for g in task.gold_calls if g.tool.lower().endswith(("add", "insert")))
+    table = runtimes[write.service].tools[write.tool].table
+    assert table is not None
+    cache = SeedCache()
+
+    async def rows_after(episode: str, writes: int) -> list[dict[str, object]]:
+        with Session(runtimes, episode, task.today, cache) as session:
+            for _ in range(writes):
+                await session.call(write.service, write.tool, write.arguments)
+            session.open([write.service])
+            return await session.reader().select(write.service, table.name, {})
+
+    once = asyncio.run(rows_after("a", 1))
+    kept = len(cache.states)
+    assert asyncio.run(rows_after("b", 1)) == once and len(cache.states) == kept
+    twice = asyncio.run(rows_after("c", 2))
+    assert len(cache.states) > kept and twice != once
