@@ -45,6 +45,7 @@ TwinFailure                              compoworld.synth.twin          a checke
 DraftRejected                            orchestrator.tasks.rejected    a scenario draft that cannot be a task (a reason)
 HopError                                 orchestrator.hop               a request to a service got no answer -> ServiceUnavailable
 HopTimeout                               orchestrator.hop               no answer within the hop's timeout -> ServiceUnavailable
+HopTooLarge                              orchestrator.hop               an answer over the caller's size limit -> ServiceUnavailable
 UnusableRecord (ValueError)              trainer.sft_format             an SFT input line dropped -> a counted reason
 """
 

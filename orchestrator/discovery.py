@@ -32,7 +32,7 @@ from compoworld.runtime.service import ServiceRuntime
 from compoworld.sanitize import InputRefused, Limits, load_json
 from compoworld.settings import Settings
 from orchestrator.errors import InvalidRequest
-from orchestrator.hop import Hop, HopError, HopResponse, HopTimeout
+from orchestrator.hop import Hop, HopError, HopResponse, HopTimeout, HopTooLarge
 from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 
 __all__ = [
@@ -269,6 +269,18 @@ class HttpService:
     async def _call(self, url: str, args: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes]:
         """POST a tool call and read its answer, at most ``result_limits.max_bytes`` of it."""
         limit = self.result_limits.max_bytes
+        if isinstance(self.http, Hop):
+            try:
+                answer = await self.http.request("POST", url, json=args, headers=headers, max_bytes=limit)
+            except HopTooLarge as exc:
+                raise ServiceUnavailable(self.name, str(exc)) from exc
+            except HopTimeout as exc:
+                raise ServiceUnavailable(self.name, f"timed out ({exc})") from exc
+            except HopError as exc:
+                raise ServiceUnavailable(self.name, str(exc)) from exc
+            if answer.status_code >= 500:
+                raise ServiceUnavailable(self.name, f"HTTP {answer.status_code} from {url}")
+            return answer.status_code, answer.content
         try:
             async with self.http.stream("POST", url, json=args, headers=headers) as resp:
                 declared = resp.headers.get("content-length", "")
@@ -291,7 +303,7 @@ class HttpService:
             raise ServiceUnavailable(self.name, f"HTTP {resp.status_code} from {url}")
         return resp.status_code, b"".join(chunks)
 
-    def _answer(self, resp: httpx.Response, what: str) -> Any:
+    def _answer(self, resp: HopResponse | httpx.Response, what: str) -> Any:
         """A JSON answer of an admin or listing route; garbage is the service's failure, never a 500."""
         try:
             return load_json(
@@ -357,7 +369,7 @@ class HttpService:
                     missing += [str(m) for m in answer["missing"]]
         return missing
 
-    def _lost(self, resp: httpx.Response, what: str) -> None:
+    def _lost(self, resp: HopResponse | httpx.Response, what: str) -> None:
         """An admin read answered 404: the replica holds no state for the episode."""
         if resp.status_code == 404:
             raise EpisodeStateLost(f"episode state lost: '{self.name}' answered {what} with HTTP 404")

@@ -212,7 +212,9 @@ class Orchestrator:
         return self.store.lock(episode_id, self.config.lock_wait_s)
 
     async def _still(self, episode_id: str) -> EpisodeRecord:
-        """The record again once the lock is held: a concurrent DELETE may have released it."""
+        """The record, read once the turn lock is held (not before: a concurrent DELETE may have
+        released it, and a read outside the lock would be a wasted store round trip). An unknown
+        id takes the free lock for a moment and answers 404."""
         return await self._record(episode_id)
 
     def _cache_exposure(self, episode_id: str, exposure: Exposure) -> None:
@@ -240,7 +242,6 @@ class Orchestrator:
 
         A retried turn (the same ``step_id`` as the latest one) gets the latest answer again.
         """
-        await self._record(episode_id)
         async with self._lock(episode_id):
             rec = await self._still(episode_id)
             if req.step_id is not None and rec.last_step is not None and rec.last_step["id"] == req.step_id:
@@ -333,7 +334,6 @@ class Orchestrator:
 
     async def finish(self, episode_id: str, answer: str) -> FinishResponse:
         """Grade the final state and answer. A second finish returns the first result unchanged."""
-        await self._record(episode_id)
         async with self._lock(episode_id):
             rec = await self._still(episode_id)
             out: FinishResponse = await self._on_finish[rec.state](rec, answer)
@@ -401,7 +401,6 @@ class Orchestrator:
 
     async def abort(self, episode_id: str, reason: str = "aborted") -> FinishResponse:
         """The driver gives up: every criterion counts as failed (the reward's aborted case)."""
-        await self._record(episode_id)
         async with self._lock(episode_id):
             rec = await self._still(episode_id)
             if rec.terminal:
@@ -454,7 +453,6 @@ class Orchestrator:
 
     async def delete(self, episode_id: str) -> dict[str, Any]:
         """Release the episode's forks in every service and forget it (a live episode is aborted first)."""
-        await self._record(episode_id)
         async with self._lock(episode_id):
             rec = await self._still(episode_id)
             if not rec.terminal:

@@ -20,7 +20,7 @@ from typing import Any
 
 import aiohttp
 
-__all__ = ["Hop", "HopError", "HopResponse", "HopTimeout"]
+__all__ = ["Hop", "HopError", "HopResponse", "HopTimeout", "HopTooLarge"]
 
 
 class HopError(Exception):
@@ -29,6 +29,10 @@ class HopError(Exception):
 
 class HopTimeout(Exception):
     """No answer within the hop's timeout."""
+
+
+class HopTooLarge(Exception):
+    """The answer is bigger than the caller's ``max_bytes`` (declared, or read so far)."""
 
 
 class HopResponse:
@@ -77,11 +81,25 @@ class Hop:
         *,
         json: Any = None,
         headers: dict[str, str] | None = None,
+        max_bytes: int | None = None,
     ) -> HopResponse:
+        """The answer, read in full; with ``max_bytes``, refused (``HopTooLarge``) past that size
+        without reading the rest."""
         session = self._current()
         try:
             async with session.request(method, url, json=json, headers=headers) as resp:
-                return HopResponse(resp.status, await resp.read())
+                if max_bytes is None:
+                    return HopResponse(resp.status, await resp.read())
+                if resp.content_length is not None and resp.content_length > max_bytes:
+                    raise HopTooLarge(f"a result of {resp.content_length} bytes (the limit is {max_bytes})")
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.content.iter_chunked(1 << 16):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise HopTooLarge(f"a result over {max_bytes} bytes (the limit)")
+                    chunks.append(chunk)
+                return HopResponse(resp.status, b"".join(chunks))
         except TimeoutError as exc:
             raise HopTimeout(f"no answer from {url} ({type(exc).__name__})") from exc
         except aiohttp.ClientError as exc:
