@@ -77,3 +77,17 @@ def test_episodes_with_the_same_writes_share_one_read_of_a_changed_table(
     assert asyncio.run(rows_after("b", 1)) == once and len(cache.states) == kept
     twice = asyncio.run(rows_after("c", 2))
     assert len(cache.states) > kept and twice != once
+
+
+def test_every_archetype_yields_tasks_on_the_starter_library(runtimes: dict[str, ServiceRuntime]) -> None:
+    """Archetypes take turns by index, so unchained tasks over 30 indices give each one three first tries."""
+    from orchestrator.tasks.archetypes import ARCHETYPES
+
+    made = generate_tasks(runtimes, GenerateOptions(n=30, seed=5, chain_rate=0.0))[0]
+    assert {t.meta.scenario[0] for t in made} == set(ARCHETYPES.names())
+
+
+def test_no_instruction_reads_like_a_form_or_a_database(tasks: list[Task]) -> None:
+    from orchestrator.tasks.stats import unnatural
+
+    assert [t.instruction for t in tasks if unnatural(t)] == []

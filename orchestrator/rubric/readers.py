@@ -78,7 +78,9 @@ class SeedCache:
     It also keeps (bounded) the rows of changed tables by write history (module docstring).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, by_history: bool = True) -> None:
+        #: keep changed tables by write history (False: the reference that re-reads them every time)
+        self.by_history = by_history
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._by_raw: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
         self._text: dict[tuple[str, str], str] = {}
@@ -231,7 +233,9 @@ class RuntimeStateReader:
 
     def _read(self, runtime: ServiceRuntime, episode_id: str | None, table: str) -> list[dict[str, Any]]:
         """A changed table's rows; a row still stored exactly as in the seed is the seed's own dict."""
-        history = write_history(runtime, episode_id) if episode_id is not None else None
+        history = (
+            write_history(runtime, episode_id) if episode_id is not None and self.cache.by_history else None
+        )
         key = (runtime.name, history, table)
         if history is not None:
             kept = self.cache.states.get(key)

@@ -43,6 +43,8 @@ class Session:
         parent: Session | None = None,
         lazy: bool = True,
     ) -> None:
+        """``lazy=False`` is the reference the bench compares: every touched service forked at its first
+        call, and only reads of the untouched seed shared."""
         self.runtimes = runtimes
         self.episode_id = episode_id
         self.today = today
@@ -81,7 +83,9 @@ class Session:
         history = self.history.setdefault(service, [])
         canonical = json.dumps(args, sort_keys=True, default=str)
         if bound is not None and bound.defn.kind == "read" and bound.backend == "implemented":
-            if history is not None:
+            if history is not None and (
+                self.lazy or not history
+            ):  # the reference path shares seed reads only
                 key = (service, tool, self.today, canonical, tuple(history))
                 hit = self.cache.reads.get(key)
                 if hit is not None:

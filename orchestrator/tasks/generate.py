@@ -76,6 +76,12 @@ class GenerateOptions(BaseModel):
     solution_check: bool = Field(
         default=True, description="Run every valid variant and wrong solution on each task before keeping it."
     )
+    reuse: bool = Field(
+        default=True,
+        description="Share work between runs of a task: solutions start from the gold run, reads and changed "
+        "tables are kept by write history, services forked only where a call runs (False: the slower "
+        "reference, same verdicts).",
+    )
 
 
 class GenerationReport(BaseModel):
@@ -151,7 +157,7 @@ class TaskGenerator:
         self.manifests = {name: rt.manifest for name, rt in runtimes.items()}
         self.version = library_version(list(self.manifests.values()))
         self.paraphraser = paraphraser
-        self.cache = SeedCache()
+        self.cache = SeedCache(by_history=options.reuse)
         names = options.archetypes or ARCHETYPES.names()
         self.archetypes: list[Archetype] = [ARCHETYPES.get(n) for n in names]  # type: ignore[misc]
         everyone = subjects(self.world)
@@ -177,6 +183,7 @@ class TaskGenerator:
                 cache=self.cache,
                 solutions=self.options.solution_check,
                 hashes=False,
+                reuse=self.options.reuse,
             )
             if not check.valid:
                 reason = "verification: " + re.sub(
@@ -206,7 +213,7 @@ class TaskGenerator:
         hint = [subject.party.service, *(t.service for t, _ in subject.records)]
         vertical = vertical_for([self.manifests[s].domain for s in hint], rng)
         episode = f"taskgen:{opts.seed}:{index}:{attempt}"
-        with Session(self.runtimes, episode, opts.today, self.cache) as session:
+        with Session(self.runtimes, episode, opts.today, self.cache, lazy=opts.reuse) as session:
             draft = Draft(self.world, session, rng, opts.today)
             scene = await open_scene(draft, vertical, subject)
             await archetype.plan(scene)

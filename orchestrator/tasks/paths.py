@@ -173,11 +173,20 @@ def resolve_source(source: str, results: Sequence[Any]) -> Any:
 
 
 def set_arg(args: dict[str, Any], name: str, value: Any) -> None:
-    """Set an argument; ``body.key`` sets a field of a nested body object."""
+    """Set an argument; ``body.key`` sets a field of a nested body object, ``emails.0.email`` a field of
+    an item of a list argument the call already holds."""
     head, _, rest = name.partition(".")
-    if rest:
-        inner = args.setdefault(head, {})
-        if isinstance(inner, dict):
-            inner[rest] = value
-    else:
+    if not rest:
         args[name] = value
+        return
+    inner = args.setdefault(head, {})
+    if isinstance(inner, list):
+        index, _, tail = rest.partition(".")
+        if index.isdigit() and int(index) < len(inner):
+            item = inner[int(index)]
+            if not tail:
+                inner[int(index)] = value
+            elif isinstance(item, dict):
+                set_arg(item, tail, value)
+    elif isinstance(inner, dict):
+        inner[rest] = value

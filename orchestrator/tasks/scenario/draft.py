@@ -191,8 +191,9 @@ class Draft:
                     raise DraftRejected(f"create cannot set {column}")
                 arg = f"{tool.body_arg}.{column}"
             set_arg(args, arg, value)
-            if bindings and column in bindings:
-                arg_bindings[arg] = bindings[column]
+            for path, ref in (bindings or {}).items():  # a column, or a path inside it (emails.0.email)
+                if path == column or path.startswith(column + "."):
+                    arg_bindings[arg + path[len(column) :]] = ref
         if scope_row is not None:
             self._scope(tool, scope_row, args)
         missing = [r for r in tool.input_schema.get("required") or [] if r not in args]

@@ -16,6 +16,7 @@ from typing import Any
 from compoworld.manifest import ColumnDef
 from orchestrator.models import StepCondition
 from orchestrator.tasks.archetypes import ARCHETYPES
+from orchestrator.tasks.paths import page_size
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.messages import send_message
 from orchestrator.tasks.scenario.scene import Scene
@@ -304,8 +305,8 @@ async def _mirror(scene: Scene) -> None:
         and t.lister is not None
         and t.service not in scene.draft.services
         and t.email_path
-        and "." not in t.email_path
         and t.name_column
+        and _nested(t.email_path, "") is not None
         and all(t.email_of(r) != person.email for r in t.rows)
     ]
     if not targets:
@@ -313,15 +314,30 @@ async def _mirror(scene: Scene) -> None:
     target = scene.draft.rng.choice(sorted(targets, key=lambda t: t.key))
     assert target.email_path and target.name_column and target.lister
     draft = scene.draft
-    args = {target.lister.limit_arg: 200} if target.lister.limit_arg else {}
+    size = page_size(target.lister, 200)
+    args = {target.lister.limit_arg: size} if target.lister.limit_arg and size is not None else {}
     await draft.call(target.service, target.lister, args)
-    values = {target.name_column: person.name, target.email_path: person.email}
+    column = target.email_path.split(".", 1)[0]
+    values = {target.name_column: person.name, column: _nested(target.email_path, person.email)}
     await draft.create(target, values, {target.email_path: scene.email_ref})
     scene.sentences.append(
         f"They are not in {scene.system(target)} yet (check first): add them there as {a_or_an(target.noun)} "
         f"with the same name and e-mail address as in {scene.system(party)}."
     )
     draft.labels.add("data transformation")
+
+
+def _nested(path: str, value: Any) -> Any:
+    """The column value that holds ``value`` at ``path`` (``email``; ``contact.email``; ``emails.0.email``:
+    a one-item list), or None for a path a create cannot fill that way."""
+    parts = path.split(".")[1:]
+    if not parts:
+        return value
+    if len(parts) == 1 and not parts[0].isdigit():
+        return {parts[0]: value}
+    if len(parts) == 2 and parts[0] == "0" and not parts[1].isdigit():
+        return [{parts[1]: value}]
+    return None
 
 
 async def _clean_up(scene: Scene) -> None:
@@ -422,8 +438,21 @@ def _rules(table: Table, rows: tuple[dict[str, Any], ...]) -> list[Rule]:
         if len(days) >= 2:
             cutoff = days[-1]
             doomed = [r for r in rows if str(r.get(column.name))[:10] < cutoff]
-            out.append((f"{table.noun}s whose '{_words(column)}' date is before {cutoff}", [cutoff], doomed))
+            out.append((_before(table.noun, column, cutoff), [cutoff], doomed))
     return out
+
+
+def _before(noun: str, column: ColumnDef, cutoff: str) -> str:
+    """A date rule as a person says it: "invoices created before 2025-02-02", "whose due date is before"."""
+    words = _words(column)
+    for tail in (" at", " on"):
+        if words.endswith(tail):
+            return f"{noun}s {words[: -len(tail)]} before {cutoff}"
+    if words == "date":
+        return f"{noun}s dated before {cutoff}"
+    if "date" not in words.split():
+        words += " date"
+    return f"{noun}s whose {words} is before {cutoff}"
 
 
 def _closing_values(column: ColumnDef, table: Table) -> list[str]:
