@@ -34,6 +34,7 @@ from rich.progress import Progress
 from compoworld.corpus import sample_corpus
 from compoworld.manifest import ServiceManifest, ToolDef
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from compoworld.synth.build import build_library
 from compoworld.synth.verify import ToolCheck, VerifyReport, verify_runtime
 
@@ -100,7 +101,7 @@ def main() -> int:
         task = bar.add_task("conformance", total=len(built.services))
         for service in built.services:
             bar.update(task, description=f"checking {service.name}")
-            runtime = ServiceRuntime.from_folder(Path(service.folder))
+            runtime = ServiceRuntime.from_folder(Path(service.folder), Settings())
             pairs.append((runtime.manifest, asyncio.run(verify_runtime(runtime))))
             bar.advance(task)
     s = _summary(pairs)

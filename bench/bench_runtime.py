@@ -31,6 +31,7 @@ from fastapi import FastAPI, Request
 from compoworld.contracts import ToolResult
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.runtime.app import freeze_heap
+from compoworld.settings import Settings
 
 
 def p50(fn: Callable[[], Any], n: int) -> float:
@@ -126,9 +127,9 @@ def _serve_forever(kind: str, folder: str, port: int, tool: str, expected: dict[
     import uvicorn
 
     if kind == "ours":
-        runtime = ServiceRuntime.from_folder(Path(folder))
+        runtime = ServiceRuntime.from_folder(Path(folder), Settings())
         runtime.fork("http-bench")  # states are forked by the orchestrator's admin call, never by a call
-        app: Any = create_service_app(runtime)
+        app: Any = create_service_app(runtime, Settings())
     else:
         app = FastAPI()
 
@@ -205,7 +206,7 @@ def main() -> None:
         from tests.runtime_fixture import write_crm_service
 
         ns.service = write_crm_service(Path(tempfile.mkdtemp()))
-    rt = ServiceRuntime.from_folder(ns.service)
+    rt = ServiceRuntime.from_folder(ns.service, Settings())
     gc.collect()
     size = sum(len(r) for r in rt.store.seed.iterdump())
     print(f"service {rt.name}: {len(rt.tools)} tools, seed dump ~{size / 1024:.0f} KiB")

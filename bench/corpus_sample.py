@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compoworld.corpus import sample_corpus
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from compoworld.synth.build import build_library
 from compoworld.synth.verify import probe_server_errors
 
@@ -37,7 +38,7 @@ def main() -> int:
     verified = sum(1 for s in report.services if s.verified)
     bad: list[str] = []
     for service in report.services:
-        bad += asyncio.run(probe_server_errors(ServiceRuntime.from_folder(Path(service.folder))))
+        bad += asyncio.run(probe_server_errors(ServiceRuntime.from_folder(Path(service.folder), Settings())))
     print(f"documents: {len(docs)} sampled (10-60 operations, seed {ns.seed}) -> {out}")
     print(f"built: {built}/{len(docs)} ({built / len(docs):.0%}); verified clean: {verified}/{built}")
     print(f"tools: {report.tools}, implemented: {report.implemented} ({report.implemented_share:.0%})")

@@ -29,6 +29,7 @@ from rich.progress import Progress
 
 from compoworld.corpus import sample_corpus
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from compoworld.synth.build import build_library
 from compoworld.synth.verify import VerifyReport, verify_runtime
 from compoworld.synth.verify_lists import unaccounted
@@ -50,7 +51,7 @@ def _list_figures(services: list, reports: list[VerifyReport]) -> None:
     refused = sum(t.refused for t in tallies)
     ignored: list[str] = []
     for service in services:
-        runtime = ServiceRuntime.from_folder(Path(service.folder))
+        runtime = ServiceRuntime.from_folder(Path(service.folder), Settings())
         for tool in runtime.manifest.tools:
             if tool.backend == "implemented" and tool.operation in ("list", "search"):
                 ignored += [f"{runtime.name}.{tool.name}.{a}" for a in unaccounted(tool)]
@@ -78,7 +79,7 @@ def main() -> int:
         task = bar.add_task("conformance", total=len(built.services))
         for service in built.services:
             bar.update(task, description=f"checking {service.name}")
-            runtime = ServiceRuntime.from_folder(Path(service.folder))
+            runtime = ServiceRuntime.from_folder(Path(service.folder), Settings())
             reports.append(asyncio.run(verify_runtime(runtime)))
             bar.advance(task)
     stateful = [t for r in reports for t in r.tools if t.backend in ("implemented", "action")]

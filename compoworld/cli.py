@@ -220,7 +220,7 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
     ) -> None:
         """The main job end to end, offline: tasks → oracle and noop episodes → grades → report → exports."""
         try:
-            rows = run_demo(out, library, tasks, n_tasks, seed, mode, exports=trainer_exports)
+            rows = run_demo(out, Settings(), library, tasks, n_tasks, seed, mode, exports=trainer_exports)
         except (CompoWorldError, ValueError) as exc:
             console.print(f"[red]demo failed: {exc}[/red]")
             raise typer.Exit(1) from exc

@@ -1,11 +1,18 @@
-"""Settings, read from the environment (prefix ``COMPOWORLD_``) when asked for, never at import time."""
+"""Settings, read from the environment (prefix ``COMPOWORLD_``) when asked for, never at import time.
+
+An entry point (a CLI command, a container entrypoint, a generated ``app.py``) builds ``Settings()``
+once and passes it down; nothing below it reads the environment (``tests/test_layers.py`` pins
+it). Work whose result must not depend on where it runs (verifying a service) uses
+:meth:`Settings.defaults`, which never reads the environment.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from compoworld.sanitize import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 
@@ -91,3 +98,23 @@ class Settings(BaseSettings):
         gt=0,
         description="A turn holding an episode's lock in the shared store longer than this is cut (503).",
     )
+
+    @classmethod
+    def defaults(cls, **overrides: Any) -> Settings:
+        """The built-in defaults with ``overrides``, never the environment (for reproducible work)."""
+        return _BuiltIn(**overrides)
+
+
+class _BuiltIn(Settings):
+    """Settings whose only source is the constructor's arguments."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)

@@ -164,7 +164,7 @@ def orchestrator(
     from orchestrator.server import orchestrator_app_from
 
     try:
-        app = orchestrator_app_from(service_urls, tasks)
+        app = orchestrator_app_from(Settings(), service_urls, tasks)
     except CompoWorldError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc

@@ -58,6 +58,7 @@ async def _run_agents(
 
 def run_demo(
     out: Path,
+    settings: Settings,
     library: Path | None = None,
     tasks_file: Path | None = None,
     n_tasks: int = 8,
@@ -68,7 +69,7 @@ def run_demo(
 ) -> list[tuple[str, str, str]]:
     """Everything the demo does; returns the summary rows (step, result, where)."""
     started = time.perf_counter()
-    settings = Settings(llm_base_url=None)  # offline, whatever the environment says
+    settings = settings.model_copy(update={"llm_base_url": None})  # offline, whatever it says
     root = library or settings.library
     out.mkdir(parents=True, exist_ok=True)
     runtimes = load_library(root, settings)

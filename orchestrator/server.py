@@ -270,12 +270,11 @@ def create_orchestrator_app(
     return app
 
 
-def orchestrator_app_from(service_urls: Path | None, tasks: Path | None) -> FastAPI:
-    """The orchestrator-alone app from the environment's settings, the URL map overriding them.
+def orchestrator_app_from(settings: Settings, service_urls: Path | None, tasks: Path | None) -> FastAPI:
+    """The orchestrator-alone app from the entry point's settings, the URL map overriding them.
 
     Raises InvalidRequest when no service is named anywhere (no map, no URL template).
     """
-    settings = Settings()
     if service_urls is not None:
         settings = settings.model_copy(update={"service_urls_file": service_urls})
     if settings.service_urls_file is None and not settings.service_url_template:

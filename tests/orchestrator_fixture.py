@@ -17,6 +17,7 @@ from typing import Any
 import uvicorn
 
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from orchestrator.models import CriterionSpec, GoldCall, Task, TaskMeta
 from tests.runtime_fixture import crm_manifest, crm_seed
 
@@ -36,7 +37,7 @@ def write_library(root: Path, names: tuple[str, ...] = ("crm", "desk", "mail")) 
 
 def runtimes(root: Path, names: tuple[str, ...] = ("crm", "desk", "mail")) -> dict[str, ServiceRuntime]:
     write_library(root, names)
-    return {n: ServiceRuntime.from_folder(root / n) for n in names}
+    return {n: ServiceRuntime.from_folder(root / n, Settings()) for n in names}
 
 
 def task_create(task_id: str = "t-create", distractors: tuple[str, ...] = ("desk",)) -> Task:

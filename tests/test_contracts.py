@@ -11,6 +11,7 @@ import pytest
 from compoworld.contracts import ERROR_STATUS, ToolResult
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.service import SimulatedCall
+from compoworld.settings import Settings
 from tests.runtime_fixture import write_crm_service
 
 
@@ -62,7 +63,7 @@ def test_anything_but_an_envelope_is_refused(value: Any) -> None:
 
 @pytest.fixture
 def crm(tmp_path: Path) -> ServiceRuntime:
-    runtime = ServiceRuntime.from_folder(write_crm_service(tmp_path))
+    runtime = ServiceRuntime.from_folder(write_crm_service(tmp_path), Settings())
     runtime.fork("e1")
     return runtime
 

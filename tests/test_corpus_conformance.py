@@ -26,6 +26,7 @@ import pytest
 from compoworld.corpus import CorpusDoc, _operations, corpus_root
 from compoworld.errors import LibraryError
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from compoworld.specs import SpecError
 from compoworld.synth.build import BuildError, build_service
 from compoworld.synth.verify import probe_server_errors, verify_runtime
@@ -64,7 +65,10 @@ def _check(doc: CorpusDoc, out: Path) -> None:
         assert str(exc), f"{doc.rel}: failed without a reason"
         return
     folder = Path(result.folder)
-    first, second = ServiceRuntime.from_folder(folder), ServiceRuntime.from_folder(folder)
+    first, second = (
+        ServiceRuntime.from_folder(folder, Settings()),
+        ServiceRuntime.from_folder(folder, Settings()),
+    )
     report = asyncio.run(verify_runtime(first, second))
     assert report.deterministic, doc.rel
     stateful = {n for n, b in first.tools.items() if b.backend in ("implemented", "action")}

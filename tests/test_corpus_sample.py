@@ -10,6 +10,7 @@ import pytest
 from compoworld.corpus import corpus_root, sample_corpus
 from compoworld.errors import LibraryError
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from compoworld.synth.build import build_library
 from compoworld.synth.verify import probe_server_errors
 
@@ -27,6 +28,6 @@ def test_forty_mid_size_documents_build_and_never_answer_5xx(tmp_path: Path) -> 
     bad = [
         b
         for s in report.services
-        for b in asyncio.run(probe_server_errors(ServiceRuntime.from_folder(Path(s.folder))))
+        for b in asyncio.run(probe_server_errors(ServiceRuntime.from_folder(Path(s.folder), Settings())))
     ]
     assert bad == []

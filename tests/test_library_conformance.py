@@ -11,7 +11,7 @@ import json
 import pytest
 
 from compoworld.runtime import ServiceRuntime
-from compoworld.settings import bundled_library
+from compoworld.settings import Settings, bundled_library
 from compoworld.synth.build import check_rendered
 from compoworld.synth.verify import probe_server_errors, verify_runtime
 
@@ -28,8 +28,8 @@ def test_the_starter_library_is_big_enough_and_mostly_implemented() -> None:
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_service_passes_conformance(service: str) -> None:
-    first = ServiceRuntime.from_folder(LIBRARY / service)
-    second = ServiceRuntime.from_folder(LIBRARY / service)
+    first = ServiceRuntime.from_folder(LIBRARY / service, Settings())
+    second = ServiceRuntime.from_folder(LIBRARY / service, Settings())
     report = asyncio.run(verify_runtime(first, second))
     assert report.deterministic
     assert report.passed, report.failed_tools
@@ -45,4 +45,4 @@ def test_service_folder_matches_a_fresh_render(service: str) -> None:
 @pytest.mark.parametrize("service", SERVICES)
 def test_no_request_gets_a_5xx(service: str) -> None:
     """Every REST route and tool, called with garbage and with nothing, answers 2xx/4xx, never 5xx."""
-    assert asyncio.run(probe_server_errors(ServiceRuntime.from_folder(LIBRARY / service))) == []
+    assert asyncio.run(probe_server_errors(ServiceRuntime.from_folder(LIBRARY / service, Settings()))) == []

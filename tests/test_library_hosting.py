@@ -83,7 +83,7 @@ def test_pool_reports_a_folder_that_does_not_load_with_the_folder_and_the_reason
 
 
 def test_loading_the_whole_library_skips_bad_folders_and_keeps_the_rest(library: Path) -> None:
-    runtimes, skipped = load_library_skipping(library)
+    runtimes, skipped = load_library_skipping(library, Settings())
     assert sorted(runtimes) == ["crm", "desk", "mail"]
     assert sorted(Path(s.folder).name for s in skipped) == ["junk", "zbad"]
     manifests, missed = load_manifests_skipping(library)
@@ -112,7 +112,9 @@ async def test_up_serves_services_from_the_catalog_and_loads_one_on_its_first_ca
         assert (health["services"], health["resident"], health["broken"]) == (4, 2, 2)
 
 
-async def test_a_lazily_hosted_service_s_rest_routes_see_only_their_own_path_parameters(library: Path) -> None:
+async def test_a_lazily_hosted_service_s_rest_routes_see_only_their_own_path_parameters(
+    library: Path,
+) -> None:
     """The mount's ``{service}`` is not a tool argument: REST reads and lists answer as the spec says."""
     app, _ = build_embedded_app(library, Settings())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cw") as http:

@@ -13,6 +13,7 @@ from compoworld.manifest import ColumnDef, EntityDef, ServiceManifest, ToolDef
 from compoworld.patterns import compile_pattern, first_error, matches, sample, schema_validator
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.validate import ArgsValidator, ArgumentError
+from compoworld.settings import Settings
 from compoworld.synth.verify import verify_runtime
 from compoworld.values import fit_string
 
@@ -109,7 +110,7 @@ def _service(pattern: str) -> ServiceRuntime:
         pk_arg="id",
     )
     manifest = ServiceManifest(name="cities", entities=[entity], tools=[tool])
-    return ServiceRuntime(manifest, {"city": [{"id": 1, "name": "Zoë"}]})
+    return ServiceRuntime(manifest, {"city": [{"id": 1, "name": "Zoë"}]}, settings=Settings())
 
 
 def test_the_verifier_checks_outputs_against_unicode_patterns_without_crashing() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from compoworld.runtime import ServiceRuntime, load_library
+from compoworld.settings import Settings
 from orchestrator.models import CriterionSpec, Verdict
 from orchestrator.rubric import (
     Check,
@@ -26,7 +27,7 @@ from tests.tasks_library import write_library
 
 @pytest.fixture(scope="module")
 def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServiceRuntime]:
-    return load_library(write_library(tmp_path_factory.mktemp("lib")))
+    return load_library(write_library(tmp_path_factory.mktemp("lib")), Settings())
 
 
 def spec(

@@ -23,7 +23,7 @@ NEW = {"customer_email": "ada.chen@example.com", "amount": 99.5, "currency": "EU
 
 @pytest.fixture(scope="module")
 def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServiceRuntime]:
-    return load_library(write_library(tmp_path_factory.mktemp("lib")))
+    return load_library(write_library(tmp_path_factory.mktemp("lib")), Settings())
 
 
 @pytest.fixture

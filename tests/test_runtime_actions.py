@@ -29,7 +29,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture()
 def rt(folder: Path) -> ServiceRuntime:
-    return ServiceRuntime.from_folder(folder)
+    return ServiceRuntime.from_folder(folder, Settings())
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:

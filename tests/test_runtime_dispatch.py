@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from tests.runtime_fixture import write_crm_service
 
 
 @pytest.fixture
 def crm(tmp_path: Path) -> ServiceRuntime:
-    return ServiceRuntime.from_folder(write_crm_service(tmp_path))
+    return ServiceRuntime.from_folder(write_crm_service(tmp_path), Settings())
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: object) -> dict:
@@ -99,8 +100,8 @@ def test_fork_from_another_episode_copies_its_state(crm: ServiceRuntime) -> None
 
 
 def test_state_hash_is_stable_across_builds(tmp_path: Path) -> None:
-    a = ServiceRuntime.from_folder(write_crm_service(tmp_path / "a"))
-    b = ServiceRuntime.from_folder(write_crm_service(tmp_path / "b"))
+    a = ServiceRuntime.from_folder(write_crm_service(tmp_path / "a"), Settings())
+    b = ServiceRuntime.from_folder(write_crm_service(tmp_path / "b"), Settings())
     assert a.state_hash(None) == b.state_hash(None)
     call(a, "x", "createContact", {"name": "N"})
     call(b, "y", "createContact", {"name": "N"})
@@ -167,7 +168,9 @@ def test_created_keys_follow_the_key_format_the_api_fixes(tmp_path: Path) -> Non
     contact = next(e for e in manifest["entities"] if e["name"] == "contact")
     contact["columns"][0]["json_schema"] = {"type": "string", "pattern": "^CO[0-9a-f]{8}$", "minLength": 10}
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    rt = ServiceRuntime.from_folder(folder)
+    rt = ServiceRuntime.from_folder(folder, Settings())
     first = call(rt, "e1", "createContact", {"name": "A"})["data"]["id"]
-    again = call(ServiceRuntime.from_folder(folder), "e1", "createContact", {"name": "A"})["data"]["id"]
+    again = call(ServiceRuntime.from_folder(folder, Settings()), "e1", "createContact", {"name": "A"})[
+        "data"
+    ]["id"]
     assert re.fullmatch(r"CO[0-9a-f]{8}", first) and first == again  # valid, and deterministic

@@ -106,7 +106,7 @@ async def test_admin_fork_dump_select_log_delete(client: httpx.AsyncClient) -> N
 
 async def test_library_app_mounts_every_service(tmp_path: Path) -> None:
     write_crm_service(tmp_path)
-    app = create_library_app({"crm": ServiceRuntime.from_folder(tmp_path / "crm")})
+    app = create_library_app({"crm": ServiceRuntime.from_folder(tmp_path / "crm", Settings())}, Settings())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://lib") as c:
         services = (await c.get("/services")).json()
         assert services[0]["name"] == "crm" and services[0]["implemented"] == 5

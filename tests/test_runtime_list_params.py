@@ -101,7 +101,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def rt(folder: Path) -> ServiceRuntime:
-    return ServiceRuntime.from_folder(folder)
+    return ServiceRuntime.from_folder(folder, Settings())
 
 
 def _orders(rt: ServiceRuntime) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
 from tests.readside_fixture import write_readside_spec
@@ -28,7 +29,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture()
 def rt(folder: Path) -> ServiceRuntime:
-    return ServiceRuntime.from_folder(folder)
+    return ServiceRuntime.from_folder(folder, Settings())
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:

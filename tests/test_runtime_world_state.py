@@ -16,6 +16,7 @@ import pytest
 
 from compoworld.manifest import ServiceManifest, ToolDef
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from tests.runtime_fixture import crm_manifest, crm_seed
 
 HOOK = {
@@ -124,7 +125,7 @@ def rt(tmp_path: Path) -> ServiceRuntime:
     folder.mkdir()
     (folder / "manifest.json").write_text(world_manifest().model_dump_json(indent=2))
     (folder / "seed.json").write_text(json.dumps(crm_seed()))
-    return ServiceRuntime.from_folder(folder)
+    return ServiceRuntime.from_folder(folder, Settings())
 
 
 def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -9,13 +9,14 @@ import datasets
 import pyarrow.parquet as pq
 
 from compoworld.cli import trainer_exports
+from compoworld.settings import Settings
 from orchestrator.demo import run_demo
 
 
 def test_demo_on_the_starter_library_writes_every_artifact(tmp_path: Path) -> None:
     rows = {
         step: (result, where)
-        for step, result, where in run_demo(tmp_path, n_tasks=12, seed=3, exports=trainer_exports)
+        for step, result, where in run_demo(tmp_path, Settings(), n_tasks=12, seed=3, exports=trainer_exports)
     }
     oracle = [json.loads(line) for line in (tmp_path / "traj_oracle.jsonl").read_text().splitlines()]
     noop = [json.loads(line) for line in (tmp_path / "traj_noop.jsonl").read_text().splitlines()]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
 from compoworld.synth import verify as verify_module
 from compoworld.synth.batch import INDEX_FILE, REPORT_FILE, BatchOptions, build_corpus
 from compoworld.synth.build import BuildError, build_service
@@ -175,7 +176,7 @@ def test_a_check_that_crashes_the_verifier_makes_its_tool_simulated_with_the_rea
     result = build_service(_corpus(tmp_path / "corpus") / "zoo.org.json", tmp_path / "lib", "zoo")
     assert result.switched_to_simulated == {"get_animals": "verifier crashed: KeyError: 'boom'"}
     assert result.verified is True
-    tool = ServiceRuntime.from_folder(tmp_path / "lib" / "zoo").manifest.tool("get_animals")
+    tool = ServiceRuntime.from_folder(tmp_path / "lib" / "zoo", Settings()).manifest.tool("get_animals")
     assert tool is not None and tool.backend == "simulated"
     assert tool.simulated_reason == "verification failed: verifier crashed: KeyError: 'boom'"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from compoworld.runtime import ServiceRuntime, load_library
+from compoworld.settings import Settings
 from orchestrator.models import Task
 from orchestrator.rubric import RuntimeStateReader, evaluate
 from orchestrator.tasks.check import check_tasks
@@ -33,7 +34,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def runtimes(library: Path) -> dict[str, ServiceRuntime]:
-    return load_library(library)
+    return load_library(library, Settings())
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from compoworld.errors import LLMError
 from compoworld.llm import ChatResult, LLMClient
 from compoworld.runtime import ServiceRuntime, load_library
+from compoworld.settings import Settings
 from orchestrator.models import Task
 from orchestrator.tasks.generate import GenerateOptions, TaskGenerator, generate_tasks
 from orchestrator.tasks.paths import resolve_source
@@ -71,7 +72,7 @@ def test_a_paraphrase_replaces_the_template_only_if_it_keeps_values_and_hides_lo
 
 @pytest.fixture(scope="module")
 def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServiceRuntime]:
-    return load_library(write_library(tmp_path_factory.mktemp("lib")))
+    return load_library(write_library(tmp_path_factory.mktemp("lib")), Settings())
 
 
 @pytest.fixture(scope="module")

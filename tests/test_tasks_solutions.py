@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from compoworld.runtime import ServiceRuntime, load_library
+from compoworld.settings import Settings
 from orchestrator.models import Task
 from orchestrator.rubric import SeedCache
 from orchestrator.tasks.generate import GenerateOptions, generate_tasks
@@ -19,7 +20,7 @@ from tests.tasks_library import write_library
 
 @pytest.fixture(scope="module")
 def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServiceRuntime]:
-    return load_library(write_library(tmp_path_factory.mktemp("lib")))
+    return load_library(write_library(tmp_path_factory.mktemp("lib")), Settings())
 
 
 @pytest.fixture(scope="module")

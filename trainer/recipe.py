@@ -38,6 +38,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from compoworld.errors import CompoWorldError
+from compoworld.settings import Settings
 from orchestrator.client import OrchestratorClient
 from trainer.action_vocab import ActionVocab
 from trainer.policy import ModelShape, build_tiny_model
@@ -240,7 +241,7 @@ def run_recipe(cfg: RecipeConfig) -> list[dict[str, Any]]:
     if device == "cpu" and cfg.threads > 0:
         # the recipe's matrices are small: on a shared CPU, OpenMP threads mostly wait on each other
         torch.set_num_threads(cfg.threads)
-    settings = offline_settings()
+    settings = offline_settings(Settings())
     root = cfg.library if cfg.library is not None else settings.library
     runtimes = load_services(root, settings)
     pool = generate_recipe_tasks(

@@ -37,9 +37,9 @@ class SmokeSetupError(CompoWorldError, ValueError):
     """The smoke run cannot start: no services, no tasks, or an unknown task id."""
 
 
-def offline_settings() -> Settings:
-    """Settings from the environment, minus any LLM endpoint (the smoke run is offline)."""
-    return Settings(llm_base_url=None)
+def offline_settings(settings: Settings) -> Settings:
+    """The entry point's settings minus any LLM endpoint (the smoke run is offline)."""
+    return settings.model_copy(update={"llm_base_url": None})
 
 
 def load_services(library: Path, settings: Settings) -> dict[str, ServiceRuntime]:

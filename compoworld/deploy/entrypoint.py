@@ -116,10 +116,11 @@ def serve_services(names: list[str], library: Path | None, host: str, port: int)
 def serve_orchestrator(service_urls: Path | None, tasks: Path | None, host: str, port: int) -> None:
     """The orchestrator alone over remote services (URL map file or URL template)."""
     from compoworld.errors import CompoWorldError
+    from compoworld.settings import Settings
     from orchestrator.server import orchestrator_app_from
 
     try:
-        app = orchestrator_app_from(service_urls, tasks)
+        app = orchestrator_app_from(Settings(), service_urls, tasks)
     except CompoWorldError as exc:
         raise EntrypointError(str(exc)) from exc
     print(f"orchestrator on http://{host}:{port}  (POST /episodes, GET /services)", flush=True)

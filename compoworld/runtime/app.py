@@ -200,9 +200,8 @@ def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
     return router
 
 
-def create_service_app(target: ServiceRuntime | Path, settings: Settings | None = None) -> FastAPI:
+def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> FastAPI:
     """The FastAPI app of one service: the runtime's routes (see ``plan_routes``) and the spec's."""
-    settings = settings or Settings()
     runtime = target if isinstance(target, ServiceRuntime) else ServiceRuntime.from_folder(target, settings)
     m = runtime.manifest
     plan = plan_routes(m)
@@ -260,9 +259,8 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings | None 
     return app
 
 
-def create_library_app(runtimes: dict[str, ServiceRuntime], settings: Settings | None = None) -> FastAPI:
+def create_library_app(runtimes: dict[str, ServiceRuntime], settings: Settings) -> FastAPI:
     """Every service of a library in one process, each under ``/services/<name>``."""
-    settings = settings or Settings()
     app = FastAPI(title="CompoWorld library", version="1")
     app.state.runtimes = runtimes
 

@@ -57,7 +57,7 @@ class ServicePool(Mapping[str, ServiceRuntime]):
     def __init__(
         self,
         library: Path,
-        settings: Settings | None = None,
+        settings: Settings,
         llm: LLMClient | None = None,
         *,
         catalog: Catalog | None = None,
@@ -65,7 +65,7 @@ class ServicePool(Mapping[str, ServiceRuntime]):
         memory_mb: float | None = None,
     ) -> None:
         self.library = library
-        self.settings = settings or Settings()
+        self.settings = settings
         self.llm = llm
         self.catalog = catalog or read_catalog(library)
         self.max_resident = max(1, max_resident)
@@ -165,7 +165,7 @@ class ServicePool(Mapping[str, ServiceRuntime]):
 
 def load_library_skipping(
     library: Path,
-    settings: Settings | None = None,
+    settings: Settings,
     llm: LLMClient | None = None,
     on_loaded: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, ServiceRuntime], list[SkippedFolder]]:

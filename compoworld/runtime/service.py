@@ -163,11 +163,11 @@ class ServiceRuntime:
         manifest: ServiceManifest,
         seed_rows: dict[str, list[dict[str, Any]]],
         *,
-        settings: Settings | None = None,
+        settings: Settings,
         ddl: list[str] | None = None,
         llm: LLMClient | None = None,
     ) -> None:
-        self.settings = settings or Settings()
+        self.settings = settings
         self.limits = Limits.from_settings(self.settings)
         self.manifest = manifest
         self.name = manifest.name
@@ -193,7 +193,7 @@ class ServiceRuntime:
     def from_folder(
         cls,
         folder: Path,
-        settings: Settings | None = None,
+        settings: Settings,
         llm: LLMClient | None = None,
         *,
         ddl: list[str] | None = None,
@@ -407,7 +407,7 @@ def remember(episode: Episode, call_id: str | None, result: ToolResult) -> ToolR
 
 def load_library(
     path: Path,
-    settings: Settings | None = None,
+    settings: Settings,
     llm: LLMClient | None = None,
     on_loaded: Callable[[str], None] | None = None,
 ) -> dict[str, ServiceRuntime]:

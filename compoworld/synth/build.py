@@ -24,6 +24,7 @@ from typing import Any
 from compoworld.errors import LibraryError
 from compoworld.manifest import ServiceManifest
 from compoworld.runtime.service import SCHEMA_FILE, ServiceRuntime, sqlmodel_ddl
+from compoworld.settings import Settings
 from compoworld.specs import SpecError, ingest_document, load_spec, read_document
 from compoworld.specs.model import ServiceSpec
 from compoworld.synth.pipeline import Synthesis, synthesize, with_overrides
@@ -173,7 +174,7 @@ def _unverified(folder: Path, service: str, reason: str) -> None:
 def _check_loads(folder: Path, name: str) -> ServiceRuntime:
     """The folder must load as a service: a build never reports as built what cannot be served."""
     try:
-        return ServiceRuntime.from_folder(folder)
+        return ServiceRuntime.from_folder(folder, Settings.defaults())
     except Exception as exc:
         raise BuildError(f"{name}: the built service does not load: {type(exc).__name__}: {exc}") from exc
 

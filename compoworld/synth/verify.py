@@ -285,8 +285,7 @@ def _key_of(tool: ToolDef, body: Any, pk: str) -> Any:
 
 async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None = None) -> VerifyReport:
     """Run every check against one loaded service."""
-    settings = Settings(admin_token=_TOKEN)
-    app = create_service_app(runtime, settings)
+    app = create_service_app(runtime, Settings.defaults(admin_token=_TOKEN))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://verify") as client:
         health = await client.get(f"{RESERVED_PREFIX}/health")
         if health.status_code != 200:
@@ -312,8 +311,9 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
 
 def verify_service(folder: Path) -> VerifyReport:
     """Load a generated service folder twice and run the conformance checks."""
-    first = ServiceRuntime.from_folder(folder)
-    second = ServiceRuntime.from_folder(folder)
+    settings = Settings.defaults()  # a report must not depend on the environment it ran in
+    first = ServiceRuntime.from_folder(folder, settings)
+    second = ServiceRuntime.from_folder(folder, settings)
     return asyncio.run(verify_runtime(first, second))
 
 
@@ -323,7 +323,7 @@ async def probe_server_errors(runtime: ServiceRuntime) -> list[str]:
     Nothing a client sends may make a service answer 500: this is the cheap, broad probe behind
     that promise (the conformance checks above cover valid calls).
     """
-    app = create_service_app(runtime, Settings(admin_token=_TOKEN))
+    app = create_service_app(runtime, Settings.defaults(admin_token=_TOKEN))
     bad: list[str] = []
     headers = {"X-Episode-Id": "probe"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://probe") as client:

@@ -5,5 +5,6 @@
 from pathlib import Path
 
 from compoworld.runtime import create_service_app
+from compoworld.settings import Settings
 
-app = create_service_app(Path(__file__).parent)
+app = create_service_app(Path(__file__).parent, Settings())

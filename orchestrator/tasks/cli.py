@@ -38,7 +38,9 @@ def _console() -> Console:
 def _library(console: Console, library: Path | None, settings: Settings) -> dict[str, ServiceRuntime]:
     root = library or settings.library
     try:
-        runtimes, skipped = load_library_skipping(root, Settings(library=root, llm_base_url=None))
+        runtimes, skipped = load_library_skipping(
+            root, settings.model_copy(update={"library": root, "llm_base_url": None})
+        )
     except CompoWorldError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
