@@ -19,6 +19,7 @@ from typing import Any
 
 from compoworld.runtime import ServiceRuntime
 from compoworld.seeding import seeded_rng
+from compoworld.settings import Settings
 from orchestrator.exposure import ToolRef, build_exposure, tool_refs
 from orchestrator.models import Task
 from orchestrator.prompts import PromptMode, build_prompt
@@ -100,7 +101,7 @@ def library_schemas(library: Path, services: Iterable[str]) -> dict[str, list[di
         folder = library / name
         if not (folder / "manifest.json").is_file():
             raise ValueError(f"service {name!r} is not in the library {library} (no {folder}/manifest.json)")
-        out[name] = ServiceRuntime.from_folder(folder).tool_schemas()
+        out[name] = ServiceRuntime.from_folder(folder, Settings.defaults()).tool_schemas()  # schemas only
     return out
 
 
