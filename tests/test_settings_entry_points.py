@@ -114,9 +114,11 @@ async def test_a_service_obeys_the_settings_it_is_given_not_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COMPOWORLD_MAX_PAYLOAD_BYTES", "10")  # would refuse every body below
-    app = create_service_app(write_crm_service(tmp_path), Settings.defaults())
+    runtime = ServiceRuntime.from_folder(write_crm_service(tmp_path), Settings.defaults())
+    runtime.fork("e")
+    app = create_service_app(runtime, runtime.settings)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc") as client:
         answer = await client.post(
             "/tools/createContact", json={"name": "Ann Lee", "company_id": 1}, headers={"X-Episode-Id": "e"}
         )
-    assert answer.json()["success"] is True
+    assert answer.json()["success"] is True, answer.json()
