@@ -84,6 +84,12 @@ class Settings(BaseSettings):
         "every episode to one of them.",
     )
     service_timeout_s: float = Field(default=10.0, description="Per tool call timeout to a remote service.")
+    group_timeout_max_s: float = Field(
+        default=900.0,
+        gt=0,
+        le=3600.0,
+        description="Longest a group reward report may wait for its siblings (a longer timeout_s is 422).",
+    )
     store_url: str | None = Field(
         default=None,
         description="Episode store shared by orchestrator replicas (redis://host:6379/0); unset = in memory.",

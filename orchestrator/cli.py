@@ -160,7 +160,6 @@ def orchestrator(
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
 ) -> None:
     """The orchestrator alone, services remote (containers, Kubernetes)."""
-    from compoworld.runtime.app import freeze_heap
     from orchestrator.server import orchestrator_app_from
 
     try:
@@ -169,7 +168,6 @@ def orchestrator(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     console.print(f"orchestrator on http://{host}:{port}  (POST /episodes, GET /services)")
-    import uvicorn
+    from compoworld.deploy.entrypoint import run_asgi
 
-    freeze_heap()
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    run_asgi(app, host, port)

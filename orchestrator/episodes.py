@@ -47,7 +47,7 @@ from orchestrator.exposure import (
     tool_refs,
 )
 from orchestrator.grading import Grader, default_grader
-from orchestrator.lifecycle import EpisodeRecord, EpisodeState, OrchestratorConfig
+from orchestrator.lifecycle import EpisodeRecord, EpisodeState, OrchestratorConfig, OutcomeLedger
 from orchestrator.models import Task, Trajectory, Verdict
 from orchestrator.prompts import build_prompt
 from orchestrator.rubric import complete, rubric_score
@@ -89,6 +89,7 @@ class Orchestrator:
         self._refs: dict[str, list[ToolRef]] = {}
         self._exposures: OrderedDict[str, Exposure] = OrderedDict()  # a cache: records hold the plan
         self._opens = 0
+        self.outcomes: OutcomeLedger | None = None  # the group board, told of every episode's end
         Handler = Callable[[EpisodeRecord, Any], Awaitable[Any]]
         self._on_step: dict[EpisodeState, Handler] = {
             S.OPEN: self._step_live,
@@ -458,6 +459,7 @@ class Orchestrator:
             if not rec.terminal:
                 self._fail_all(rec, "released before finishing")
                 rec.advance(S.ABORTED, "released")
+                await self._ended(rec)
             await self._release(rec)
             await self.store.pop(episode_id)
         self._exposures.pop(episode_id, None)
@@ -467,7 +469,14 @@ class Orchestrator:
         await forks.release(self.directory, rec)
 
     async def _freeze(self, rec: EpisodeRecord) -> None:
+        """An episode just ended: its forks become read-only and the group board learns its outcome."""
         await forks.freeze(self.directory, rec)
+        await self._ended(rec)
+
+    async def _ended(self, rec: EpisodeRecord) -> None:
+        if self.outcomes is not None:
+            row = [v.passed for v in rec.verdicts] if rec.state is S.FINISHED else None
+            await self.outcomes.record_outcome(rec.id, row)
 
     async def keep_alive(self) -> int:
         """Refresh every fork of every episode this orchestrator still holds (``forks.keep_alive``)."""
@@ -498,6 +507,7 @@ class Orchestrator:
         if not rec.terminal and idle > self.config.idle_ttl_s:
             self._fail_all(rec, "abandoned")
             rec.advance(S.EXPIRED, "idle")
+            await self._ended(rec)
             await self._release(rec)
             await self.store.put(rec)
             return 1

@@ -7,6 +7,14 @@ from the same group computation. A sibling that crashes never reports, so a wait
 its own ``timeout_s`` and is scored alone with static weights (the n = 1 formula), flagged
 ``fallback``. Groups are forgotten ``ttl_s`` after their last report, once nobody waits on them.
 
+The board trusts no caller with a grade: the orchestrator records each episode's outcome here
+when the episode ends (``record_outcome``: its own verdict row, or aborted), and the HTTP route
+accepts a report only for an episode it holds an outcome of, taking the verdicts from that
+record. A caller may still forfeit its rollout (``aborted``: all False), never raise it. Outcomes
+are kept ``ttl_s``, so a driver may release the episode (free its forks) before it reports.
+``timeout_s`` is bounded by the orchestrator's ``group_timeout_max_s``; on shutdown every waiter
+ends at once with 503 (``close_waiters``), so no report holds a SIGTERM.
+
 ``GroupBoard`` lives in one process (one event loop): the embedded default. With several
 orchestrator replicas the board lives in the shared store instead (``groups_redis``), so the
 rollouts of one group may report to different replicas; both boards score a complete group the
@@ -32,6 +40,7 @@ from orchestrator.errors import EpisodeBusy
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport, group_reward_report, log_group_report
 
 __all__ = [
+    "BoardClosing",
     "GroupBoard",
     "GroupConflictError",
     "GroupRewardRequest",
@@ -41,6 +50,7 @@ __all__ = [
     "fallback_response",
     "group_responses",
     "groups_router",
+    "set_soon",
 ]
 
 logger = logging.getLogger(__name__)
@@ -50,21 +60,31 @@ class GroupConflictError(CompoWorldError, ValueError):
     """A report disagrees with what the group already holds (rubric size, expected_n, importance)."""
 
 
+class BoardClosing(CompoWorldError):
+    """The orchestrator is shutting down: the report was not scored; send it again (503)."""
+
+
 class GroupRewardRequest(BaseModel):
     """One rollout's report to its group."""
 
     episode_id: str = Field(
         min_length=1, description="Episode that produced the verdicts (unique in the group)."
     )
-    verdicts: list[bool] = Field(default_factory=list, description="Per-criterion verdicts, in rubric order.")
+    verdicts: list[bool] | None = Field(
+        default=None,
+        description="Optional, never trusted: the verdicts are the orchestrator's own grading of the "
+        "episode; when sent they must equal it (else 409).",
+    )
     importance: list[float] | None = Field(
         default=None, description="Static importance s_c per criterion; default 1 each."
     )
     expected_n: int = Field(ge=1, le=4096, description="Rollouts in the group (verl's rollout.n).")
-    timeout_s: float = Field(ge=0.0, le=3600.0, description="How long to wait for the siblings.")
+    timeout_s: float = Field(
+        ge=0.0, le=3600.0, description="How long to wait for the siblings (at most group_timeout_max_s)."
+    )
     aborted: bool = Field(
         default=False,
-        description="The episode was aborted: every verdict counts as False (verdicts may be empty).",
+        description="Forfeit this rollout: every verdict counts as False whatever its grading was.",
     )
 
 
@@ -115,6 +135,8 @@ class GroupBoard:
         if not 0.0 <= lam <= 1.0:
             raise ValueError("lam must be in [0, 1]")
         self._groups: dict[str, _Group] = {}
+        self._outcomes: dict[str, tuple[list[bool] | None, float]] = {}  # episode -> (row, recorded)
+        self._closing = asyncio.Event()
         self._ttl_s = ttl_s
         self._lam = lam
         self._clock = clock
@@ -140,7 +162,23 @@ class GroupBoard:
             del self._groups[gid]
         if stale:
             logger.info("reaped %d idle reward groups", len(stale))
+        old = [e for e, (_, at) in self._outcomes.items() if now - at > self._ttl_s]
+        for eid in old:
+            del self._outcomes[eid]
         return stale
+
+    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None:
+        """The orchestrator's grading of an ended episode (``None``: aborted), kept ``ttl_s``."""
+        self._outcomes[episode_id] = (None if row is None else [bool(v) for v in row], self._clock())
+
+    async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None:
+        """``(row,)`` as recorded when the episode ended, or None for an episode never ended here."""
+        held = self._outcomes.get(episode_id)
+        return None if held is None else (held[0],)
+
+    def close_waiters(self) -> None:
+        """End every wait now with ``BoardClosing`` (shutdown); safe to call from a signal handler."""
+        set_soon(self._closing)
 
     async def reward(
         self,
@@ -164,12 +202,13 @@ class GroupBoard:
         if group.result is None:
             group.waiters += 1
             try:
-                await asyncio.wait_for(group.done.wait(), timeout=timeout_s)
-            except TimeoutError:
-                return self._fallback(group_id, group, episode_id)
+                if not await _first_of(group.done, self._closing, timeout_s):
+                    return self._fallback(group_id, group, episode_id)
             finally:
                 group.waiters -= 1
                 group.updated = self._clock()
+            if group.result is None:
+                raise BoardClosing("the orchestrator is shutting down; send the report again")
         assert group.result is not None
         return group.result[episode_id]
 
@@ -235,7 +274,30 @@ class GroupBoard:
         )
 
     async def aclose(self) -> None:
-        return None
+        self.close_waiters()
+
+
+def set_soon(event: asyncio.Event) -> None:
+    """Set ``event`` from its loop's thread or from a signal handler (wakes a loop blocked in select)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        event.set()
+        return
+    loop.call_soon_threadsafe(event.set)
+
+
+async def _first_of(done: asyncio.Event, closing: asyncio.Event, timeout_s: float) -> bool:
+    """Wait for ``done`` or ``closing``; False when neither came within ``timeout_s``."""
+    if done.is_set() or closing.is_set():
+        return True
+    waits = [asyncio.ensure_future(done.wait()), asyncio.ensure_future(closing.wait())]
+    try:
+        finished, _ = await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+    return bool(finished)
 
 
 class RewardBoard(Protocol):
@@ -251,6 +313,12 @@ class RewardBoard(Protocol):
         importance: list[float] | None = None,
         aborted: bool = False,
     ) -> GroupRewardResponse: ...
+
+    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None: ...
+
+    async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None: ...
+
+    def close_waiters(self) -> None: ...
 
     async def aclose(self) -> None: ...
 
@@ -323,28 +391,53 @@ def fallback_response(
     )
 
 
-def groups_router(board: RewardBoard) -> APIRouter:
+def groups_router(board: RewardBoard, timeout_max_s: float = 900.0) -> APIRouter:
     """Routes of the group reward board, for the orchestrator app to ``include_router``."""
     router = APIRouter(tags=["groups"])
 
-    @router.post("/groups/{group_id}/reward", response_model=GroupRewardResponse)
+    @router.post(
+        "/groups/{group_id}/reward",
+        response_model=GroupRewardResponse,
+        responses={404: {"description": "No ended episode of that id"}, 409: {}, 422: {}, 503: {}},
+    )
     async def post_group_reward(group_id: str, body: GroupRewardRequest) -> GroupRewardResponse:
-        """Report this rollout's verdicts; answers once the group is complete or the timeout passes."""
+        """Report an ended episode to its group; answers once the group is complete or the timeout
+        passes. The verdicts are the orchestrator's own grading of the episode, never the caller's."""
+        if body.timeout_s > timeout_max_s:
+            raise HTTPException(
+                status_code=422, detail=f"timeout_s {body.timeout_s} is above the limit {timeout_max_s}"
+            )
+        try:
+            held = await board.outcome(body.episode_id)
+        except EpisodeBusy as exc:
+            raise HTTPException(status_code=503, detail=str(exc)) from exc
+        if held is None:
+            raise HTTPException(
+                status_code=404,
+                detail=f"no ended episode {body.episode_id!r} here: report an episode this orchestrator "
+                "ran, after its finish or abort",
+            )
+        graded = held[0]
+        if not body.aborted and body.verdicts is not None and graded is not None and body.verdicts != graded:
+            raise HTTPException(
+                status_code=409,
+                detail=f"the verdicts sent are not the orchestrator's grading of episode {body.episode_id!r}",
+            )
         try:
             return await board.reward(
                 group_id,
                 body.episode_id,
-                body.verdicts,
+                graded,
                 body.expected_n,
                 body.timeout_s,
                 importance=body.importance,
-                aborted=body.aborted,
+                aborted=body.aborted or graded is None,
             )
         except GroupConflictError as exc:
             raise HTTPException(status_code=409, detail=str(exc)) from exc
         except ValueError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
-        except EpisodeBusy as exc:  # the shared store did not answer: the report can be sent again
+        except (EpisodeBusy, BoardClosing) as exc:  # the report can be sent again
             raise HTTPException(status_code=503, detail=str(exc)) from exc
 
     return router

@@ -5,6 +5,7 @@ Keys (the episode store's prefix ``p``)::
     p:grp:{gid}     hash: n = rollouts expected, k = criteria, s = criterion importance (JSON)
     p:grpr:{gid}    hash: episode id -> its verdict row as JSON (null: aborted before grading)
     p:groups        pub/sub channel: a group's id, published when its last report arrives
+    p:grpo:{eid}    an ended episode's outcome as the orchestrator graded it (JSON row, null: aborted)
 
 A report is one Lua script: it checks the report against the group (the same conflicts as the
 in-process ``GroupBoard``), adds it, renews both keys' TTL and, when the group is full,
@@ -25,6 +26,7 @@ import logging
 from typing import Any
 
 from orchestrator.groups import (
+    BoardClosing,
     GroupBoard,
     GroupConflictError,
     GroupRewardResponse,
@@ -32,6 +34,7 @@ from orchestrator.groups import (
     check_report,
     fallback_response,
     group_responses,
+    set_soon,
 )
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport
 from orchestrator.store import RedisEpisodeStore, store_errors
@@ -102,9 +105,28 @@ class RedisGroupBoard:
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self._closing = False
 
     def _keys(self, group_id: str) -> tuple[str, str]:
         return f"{self.prefix}:grp:{group_id}", f"{self.prefix}:grpr:{group_id}"
+
+    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None:
+        """The orchestrator's grading of an ended episode, for any replica's reward route."""
+        value = json.dumps(None if row is None else [bool(v) for v in row])
+        with store_errors():
+            await self.redis.set(f"{self.prefix}:grpo:{episode_id}", value, px=self._ttl_ms)
+
+    async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None:
+        with store_errors():
+            raw = await self.redis.get(f"{self.prefix}:grpo:{episode_id}")
+        return None if raw is None else (json.loads(raw),)
+
+    def close_waiters(self) -> None:
+        """End every wait now with ``BoardClosing`` (shutdown); safe to call from a signal handler."""
+        self._closing = True
+        for events in list(self._waiters.values()):
+            for event in list(events):
+                set_soon(event)
 
     async def reward(
         self,
@@ -141,6 +163,8 @@ class RedisGroupBoard:
                         group_id, episode_id, rows.get(episode_id, row), k, _importance(meta),
                         self._lam, len(rows), expected_n,
                     )  # fmt: skip
+                if self._closing:
+                    raise BoardClosing("the orchestrator is shutting down; send the report again")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), timeout=min(left, self._poll_s))
         finally:
@@ -236,6 +260,7 @@ class RedisGroupBoard:
 
     async def aclose(self) -> None:
         """Stop the subscription; the client belongs to the episode store, which closes it."""
+        self.close_waiters()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -19,7 +19,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, TypeAdapter
 
@@ -32,9 +32,16 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeState",
     "OrchestratorConfig",
+    "OutcomeLedger",
     "record_from_json",
     "record_to_json",
 ]
+
+
+class OutcomeLedger(Protocol):
+    """Where an ended episode's outcome goes (the group board): its verdict row, None when aborted."""
+
+    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None: ...
 
 
 class EpisodeState(StrEnum):

@@ -196,7 +196,9 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
         Route("/episodes/{episode_id}/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"])
     )
     board = board_for_store(orch.store)  # in Redis when the episodes are: any replica takes any report
-    app.include_router(groups_router(board))
+    orch.outcomes = board  # the board scores only what this orchestrator graded
+    app.state.on_exit = [*getattr(app.state, "on_exit", []), board.close_waiters]  # run_asgi: on SIGTERM
+    app.include_router(groups_router(board, settings.group_timeout_max_s))
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

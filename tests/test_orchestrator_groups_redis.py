@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from orchestrator.groups import GroupBoard, GroupConflictError, GroupRewardResponse
+from orchestrator.groups import BoardClosing, GroupBoard, GroupConflictError, GroupRewardResponse
 from orchestrator.groups_redis import RedisGroupBoard, board_for_store
 from orchestrator.reward import completion_focused_rewards
 from orchestrator.store import InMemoryEpisodeStore, RedisEpisodeStore
@@ -180,3 +180,38 @@ async def test_the_board_follows_the_episode_store(redis_server: str) -> None:
     assert isinstance(shared, RedisGroupBoard) and shared.prefix == "p1" and shared.redis is store.redis
     assert isinstance(board_for_store(InMemoryEpisodeStore()), GroupBoard)
     await store.aclose()
+
+
+async def test_outcomes_recorded_on_one_replica_are_read_on_another_and_expire(redis_server: str) -> None:
+    prefix = uuid.uuid4().hex
+    client = aioredis.Redis.from_url(redis_server)
+    one, two = (RedisGroupBoard(client, prefix=prefix, ttl_s=0.5, poll_s=0.1) for _ in range(2))
+    await one.record_outcome("e0", [True, False])
+    await one.record_outcome("e1", None)
+    assert await two.outcome("e0") == ([True, False],) and await two.outcome("e1") == (None,)
+    assert await two.outcome("never") is None
+    solo = GroupBoard(ttl_s=0.5)
+    await solo.record_outcome("e0", [True, False])
+    assert await solo.outcome("e0") == ([True, False],)
+    await asyncio.sleep(0.8)
+    solo.reap()
+    assert await two.outcome("e0") is None and await solo.outcome("e0") is None
+    await client.aclose()
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["redis", "in-process"])
+async def test_close_waiters_ends_every_wait_at_once(redis_server: str, shared: bool) -> None:
+    client = aioredis.Redis.from_url(redis_server)
+    board: GroupBoard | RedisGroupBoard = (
+        RedisGroupBoard(client, prefix=uuid.uuid4().hex, poll_s=5.0) if shared else GroupBoard()
+    )
+    waits = [asyncio.create_task(board.reward(f"g{i}", "e0", [True], 2, 600.0)) for i in range(3)]
+    await asyncio.sleep(0.3)
+    start = time.monotonic()
+    board.close_waiters()
+    for wait in waits:
+        with pytest.raises(BoardClosing):
+            await asyncio.wait_for(wait, 5)
+    assert time.monotonic() - start < 2.0
+    await board.aclose()
+    await client.aclose()

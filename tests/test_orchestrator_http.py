@@ -114,6 +114,8 @@ async def test_tasks_can_be_listed_and_added_by_an_admin(client: httpx.AsyncClie
 
 async def test_group_rewards_are_served_next_to_episodes(client: httpx.AsyncClient) -> None:
     pytest.importorskip("orchestrator.groups")
-    body = {"episode_id": "e1", "verdicts": [True, False], "expected_n": 1, "timeout_s": 1}
+    eid = (await client.post("/episodes", json={"task_id": "t-create"})).json()["episode_id"]
+    await client.post(f"/episodes/{eid}/finish", json={"answer": ""})
+    body = {"episode_id": eid, "expected_n": 1, "timeout_s": 1}
     resp = await client.post("/groups/g1/reward", json=body)
     assert resp.status_code == 200 and 0.0 <= resp.json()["reward"] <= 1.0

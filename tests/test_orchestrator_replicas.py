@@ -137,7 +137,8 @@ async def run_replicas(work: Path, redis_url: str, groups: int, n: int = 4) -> d
             listed = await http.get(f"{m.services}/services/{svc}/admin/episodes", headers=ADMIN)
             assert listed.json()["episodes"] == [], svc
         left = [k.decode() for k in await aioredis.Redis.from_url(redis_url).keys("cw:*")]
-        assert all(k.startswith(("cw:grp:", "cw:grpr:")) for k in left), left  # groups expire by TTL
+        # groups and the graded outcomes they were scored from expire by TTL
+        assert all(k.startswith(("cw:grp:", "cw:grpr:", "cw:grpo:")) for k in left), left
         return {
             "episodes": len(outcomes),
             "seconds": took,

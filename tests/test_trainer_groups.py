@@ -1,4 +1,8 @@
-"""The group reward board (orchestrator/groups.py) over real HTTP (httpx ASGITransport)."""
+"""The group reward board (orchestrator/groups.py) over real HTTP (httpx ASGITransport).
+
+The route scores only episodes the orchestrator graded: each test first records the outcomes
+(``record_outcome``, as the orchestrator does when an episode ends) of the episodes it reports.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,12 @@ def make_client(board: GroupBoard) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000")
 
 
+async def graded(board: GroupBoard, rows: dict[str, list[bool] | None]) -> None:
+    """What the orchestrator records when these episodes end (None: aborted)."""
+    for episode_id, row in rows.items():
+        await board.record_outcome(episode_id, row)
+
+
 def body(
     episode_id: str, verdicts: list[bool], expected_n: int, timeout_s: float = 5.0, **kw: Any
 ) -> dict[str, Any]:
@@ -35,6 +45,7 @@ async def test_complete_group_gets_completion_focused_rewards() -> None:
     board = GroupBoard()
     verdicts = [[True, True, False], [True, False, False], [True, True, True]]
     importance = [1.0, 2.0, 1.0]
+    await graded(board, {f"e{i}": v for i, v in enumerate(verdicts)})
     async with make_client(board) as client:
         answers = await asyncio.gather(
             *(
@@ -57,6 +68,7 @@ async def test_complete_group_gets_completion_focused_rewards() -> None:
 
 async def test_sibling_that_never_reports_times_out_to_static_weights() -> None:
     board = GroupBoard()
+    await graded(board, {"e0": [True, False], "e1": [True, True]})
     async with make_client(board) as client:
         a, b = await asyncio.gather(
             client.post("/groups/g2/reward", json=body("e0", [True, False], 3, timeout_s=0.3)),
@@ -73,6 +85,7 @@ async def test_sibling_that_never_reports_times_out_to_static_weights() -> None:
 async def test_many_groups_posting_concurrently_all_complete() -> None:
     board = GroupBoard()
     rows = {f"g{g}": [[(g + i + c) % 3 != 0 for c in range(4)] for i in range(4)] for g in range(12)}
+    await graded(board, {f"{gid}-e{i}": group[i] for gid, group in rows.items() for i in range(4)})
     async with make_client(board) as client:
         posts = [
             client.post(f"/groups/{gid}/reward", json=body(f"{gid}-e{i}", row, 4))
@@ -97,6 +110,7 @@ async def test_many_groups_posting_concurrently_all_complete() -> None:
 
 async def test_aborted_rollout_counts_as_all_false() -> None:
     board = GroupBoard()
+    await graded(board, {"dead": None, "e0": [True, True], "e1": [True, False]})
     async with make_client(board) as client:
         aborted = await client.post(
             "/groups/g3/reward", json=body("dead", [], 3, timeout_s=0.0, aborted=True)
@@ -115,20 +129,26 @@ async def test_aborted_rollout_counts_as_all_false() -> None:
 
 async def test_bad_reports_are_refused_with_clear_errors() -> None:
     board = GroupBoard()
+    await graded(board, {"e0": [True, False], "e1": [True], "x": [True], "e2": [False, False]})
     async with make_client(board) as client:
         first = await client.post("/groups/g4/reward", json=body("e0", [True, False], 2, timeout_s=0.0))
         assert first.status_code == 200
         ragged = await client.post("/groups/g4/reward", json=body("e1", [True], 2, timeout_s=0.0))
         assert ragged.status_code == 409 and "graded on 2 criteria" in ragged.json()["detail"]
+        await graded(board, {"e1": [True, True]})
         other_n = await client.post("/groups/g4/reward", json=body("e1", [True, True], 3, timeout_s=0.0))
         assert other_n.status_code == 409 and "expects 2 rollouts" in other_n.json()["detail"]
         changed = await client.post("/groups/g4/reward", json=body("e0", [True, True], 2, timeout_s=0.0))
-        assert changed.status_code == 409 and "different verdicts" in changed.json()["detail"]
-        bad_s = await client.post("/groups/g5/reward", json=body("e0", [True], 1, importance=[0.0]))
+        assert changed.status_code == 409 and "not the orchestrator's grading" in changed.json()["detail"]
+        await graded(board, {"e0": [True, True]})  # a second grading of e0 differs from its report
+        regraded = await client.post("/groups/g4/reward", json=body("e0", [True, True], 2, timeout_s=0.0))
+        assert regraded.status_code == 409 and "different verdicts" in regraded.json()["detail"]
+        bad_s = await client.post("/groups/g5/reward", json=body("x", [True], 1, importance=[0.0]))
         assert bad_s.status_code == 422 and "importance" in bad_s.json()["detail"]
-        bad_n = await client.post("/groups/g5/reward", json=body("e0", [True], 0))
+        bad_n = await client.post("/groups/g5/reward", json=body("x", [True], 0))
         assert bad_n.status_code == 422
         # a retry of an identical report after completion answers again; a third episode is refused
+        await graded(board, {"e0": [True, False], "e1": [False, False]})
         done = await client.post("/groups/g4/reward", json=body("e1", [False, False], 2))
         again = await client.post("/groups/g4/reward", json=body("e1", [False, False], 2))
         assert done.json() == again.json() and done.json()["group_complete"] is True
