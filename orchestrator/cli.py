@@ -168,6 +168,6 @@ def orchestrator(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     console.print(f"orchestrator on http://{host}:{port}  (POST /episodes, GET /services)")
-    from compoworld.deploy.entrypoint import run_asgi
+    from compoworld.runtime.app import run_asgi
 
     run_asgi(app, host, port)

@@ -90,30 +90,11 @@ def load_services(names: list[str], library: Path | None = None) -> tuple[dict[s
     return runtimes, settings
 
 
-def run_asgi(asgi: Any, host: str, port: int, grace_s: int = 30) -> None:
-    """uvicorn on ``host:port`` with the loaded heap frozen out of the cyclic GC's reach.
+def run_asgi(asgi: Any, host: str, port: int) -> None:
+    """uvicorn on ``host:port`` (``compoworld.runtime.app.run_asgi``: frozen heap, exit hooks)."""
+    from compoworld.runtime.app import run_asgi as serve
 
-    On SIGINT/SIGTERM the app's ``state.on_exit`` hooks run at once (the group board ends its
-    waiters there), before uvicorn waits on open requests; a request still open ``grace_s`` later
-    is cut, so a stop never hangs on a client.
-    """
-    import uvicorn
-
-    from compoworld.runtime.app import freeze_heap
-
-    hooks = list(getattr(getattr(asgi, "state", None), "on_exit", []) or [])
-
-    class _Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            for hook in hooks:
-                hook()
-            super().handle_exit(sig, frame)
-
-    freeze_heap()
-    config = uvicorn.Config(
-        asgi, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=grace_s
-    )
-    _Server(config).run()
+    serve(asgi, host, port)
 
 
 def serve_services(names: list[str], library: Path | None, host: str, port: int) -> None:
