@@ -49,16 +49,16 @@ def _reason(exc: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
-def _parse(line: str) -> Task | str:
-    """The task on one line, or why there is none."""
+def _parse(line: str) -> Task:
+    """The task on one line; InvalidRequest says why there is none."""
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
-        return f"not valid JSON: {exc.msg} (column {exc.colno})"
+        raise InvalidRequest(f"not valid JSON: {exc.msg} (column {exc.colno})") from exc
     try:
         return Task.model_validate(data)
     except ValidationError as exc:
-        return f"not a valid task: {_reason(exc)}"
+        raise InvalidRequest(f"not a valid task: {_reason(exc)}") from exc
 
 
 def scan_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[TaskFileError]]:
@@ -77,10 +77,12 @@ def scan_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[TaskFileError]]
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            parsed = _parse(line)
-            if isinstance(parsed, str):
-                errors.append(TaskFileError(line=number, reason=parsed, file=label))
-            elif parsed.id in seen:
+            try:
+                parsed = _parse(line)
+            except InvalidRequest as exc:
+                errors.append(TaskFileError(line=number, reason=str(exc), file=label))
+                continue
+            if parsed.id in seen:
                 reason = f"duplicate task id '{parsed.id}' (first on {seen[parsed.id]})"
                 errors.append(TaskFileError(line=number, reason=reason, file=label))
             else:

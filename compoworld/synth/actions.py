@@ -34,6 +34,7 @@ from compoworld.synth.transitions import (
     status_columns,
     vocabulary,
 )
+from compoworld.synth.unbound import Unbound
 
 __all__ = ["ActionBinding", "bind_action", "response_is_row"]
 
@@ -172,7 +173,7 @@ def _stamps(entity: EntityDef, states: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _transition(verb: Verb, name: str, entity: EntityDef) -> ActionDef | str:
+def _transition(verb: Verb, name: str, entity: EntityDef) -> ActionDef:
     sets: dict[str, Any] = {}
     requires: dict[str, list[Any]] = {}
     refuses: dict[str, list[Any]] = {}
@@ -195,7 +196,7 @@ def _transition(verb: Verb, name: str, entity: EntityDef) -> ActionDef | str:
         if verb.requires:
             requires.setdefault(unflagged.name, [True])
     if not sets:
-        return f"'{name}' moves no column of {entity.name} (no status value or flag for it)"
+        raise Unbound(f"'{name}' moves no column of {entity.name} (no status value or flag for it)")
     primary = next(iter(sets))
     refuses.setdefault(primary, [sets[primary]])
     for c in entity.columns:  # a row cancelled by flag leaves that state only by a reversal
@@ -212,14 +213,14 @@ def _transition(verb: Verb, name: str, entity: EntityDef) -> ActionDef | str:
     )
 
 
-def _insert(verb: Verb, name: str, tool: ToolSpec, entity: EntityDef, target: Target) -> ActionBinding | str:
+def _insert(verb: Verb, name: str, tool: ToolSpec, entity: EntityDef, target: Target) -> ActionBinding:
     parents = parent_columns(target, entity)
     columns, body_arg = arg_columns(tool, entity, set(parents))
     text = text_arg(tool, entity, set(parents)) if not columns and body_arg is None else None
     if text is not None:  # a quick add: the free text becomes the new row's label
         columns = {text[0]: text[1]}
     if not columns and body_arg is None:
-        return f"'{name}' sets no column of {entity.name}"
+        raise Unbound(f"'{name}' sets no column of {entity.name}")
     sets: dict[str, Any] = {}
     status = _status_path(entity, verb.states) if verb.states else None
     if status is not None and status[0] not in columns.values():
@@ -241,7 +242,7 @@ def _children(entity: EntityDef, inference: EntityInference) -> list[tuple[Entit
     ]
 
 
-def _clear(name: str, tool: ToolSpec, entity: EntityDef, inference: EntityInference) -> ActionDef | str:
+def _clear(name: str, tool: ToolSpec, entity: EntityDef, inference: EntityInference) -> ActionDef:
     """Delete the addressed row's children (only those in the states the description names)."""
     children = _children(entity, inference)
     text = set(split_words(tool.description)) | set(split_words(tool.original_name or tool.name))
@@ -249,7 +250,7 @@ def _clear(name: str, tool: ToolSpec, entity: EntityDef, inference: EntityInfere
     named = [ch for ch in children if {ch[0].name, ch[0].table} & text]
     pick = named[0] if len(named) == 1 else children[0] if len(children) == 1 else None
     if pick is None:
-        return f"'{name}' names no single child entity of {entity.name} to clear"
+        raise Unbound(f"'{name}' names no single child entity of {entity.name} to clear")
     child, ref = pick
     where: dict[str, list[Any]] = {}
     for column in status_columns(child.columns):
@@ -323,11 +324,11 @@ def _insert_target(
 
 def _on_row(
     name: str, verb: Verb, rest: list[str], tool: ToolSpec, target: Target, inference: EntityInference
-) -> ActionBinding | str:
+) -> ActionBinding:
     """An action on the row ``target.pk_param`` names."""
     entity = _addressed(target, tool, inference)
     if entity is None or target.pk_param is None:
-        return f"'{name}' addresses no row of an entity"
+        raise Unbound(f"'{name}' addresses no row of an entity")
     parents = parent_columns(target, entity)
     if verb.kind == "insert":
         child = _named_entity(rest, inference)
@@ -336,14 +337,13 @@ def _on_row(
             child_target = Target(child.name, "action", parent_params={target.pk_param: entity.name})
             return _insert(verb, name, tool, child, child_target)
         if "from" not in rest[:1]:
-            return f"'{name}' on a {entity.name} names no child entity to insert"
+            raise Unbound(f"'{name}' on a {entity.name} names no child entity to insert")
         verb = Verb("copy")  # create-from-proforma: a new row from the addressed one
     skip = {target.pk_param, *parents}
     if verb.kind == "transition":
-        action: ActionDef | str = _transition(verb, name, entity)
+        action = _transition(verb, name, entity)
         columns, body_arg = arg_columns(tool, entity, skip)
-        if isinstance(action, ActionDef):
-            columns = {a: c for a, c in columns.items() if c not in action.sets}
+        columns = {a: c for a, c in columns.items() if c not in action.sets}
     elif verb.kind == "clear":
         action, columns, body_arg = _clear(name, tool, entity, inference), {}, None
     else:
@@ -352,10 +352,8 @@ def _on_row(
         if moved is not None and moved[1] not in columns.values():  # a move: to another parent
             columns[moved[0]] = moved[1]
         if verb.kind == "set" and not columns and body_arg is None:
-            return f"'{name}' writes no column of {entity.name}"
+            raise Unbound(f"'{name}' writes no column of {entity.name}")
         action = ActionDef(kind=verb.kind, verb=name, target=entity.name)
-    if isinstance(action, str):
-        return action
     action.scope = parents
     action.returns = "row" if action.kind != "clear" and response_is_row(tool, entity) else "body"
     return ActionBinding(entity.name, action, target.pk_param, columns, body_arg)
@@ -374,21 +372,19 @@ def _answers_row(tool: ToolSpec, entity: EntityDef) -> bool:
     return all((c := column_named(entity, k)) is not None and c.type == "json" for k in lists)
 
 
-def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | str:
+def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding:
     """A read action on one row answers from that row (``compoworld.synth.readside``)."""
     target = row_param_target(tool, target, inference)
     entity = _addressed(target, tool, inference)
     if entity is None or target.pk_param is None:
-        return READ_REASON
+        raise Unbound(READ_REASON)
     target = Target(entity.name, "action", pk_param=target.pk_param, parent_params=target.parent_params)
     found = bind_lookup(tool, target, inference)
-    if isinstance(found, str):
-        return found
     found.returns = "row" if _answers_row(tool, entity) else "body"
     return ActionBinding(entity.name, found, target.pk_param)
 
 
-def _singleton(tool: ToolSpec, entity: EntityDef) -> ActionBinding | str:
+def _singleton(tool: ToolSpec, entity: EntityDef) -> ActionBinding:
     """A record addressed without a key: a GET reads its one row, a PUT/PATCH writes it."""
     method = (tool.method or "POST").upper()
     if method == "GET":
@@ -396,17 +392,17 @@ def _singleton(tool: ToolSpec, entity: EntityDef) -> ActionBinding | str:
         action.returns = "row" if _answers_row(tool, entity) else "body"
         return ActionBinding(entity.name, action)
     if method not in ("PUT", "PATCH"):
-        return f"a {method} on the {entity.name} record names no state change"
+        raise Unbound(f"a {method} on the {entity.name} record names no state change")
     columns, body_arg = arg_columns(tool, entity, set())
     if not columns and body_arg is None:
-        return f"'{tool.name}' writes no column of {entity.name}"
+        raise Unbound(f"'{tool.name}' writes no column of {entity.name}")
     action = ActionDef(kind="set", verb="update", target=entity.name)
     action.returns = "row" if response_is_row(tool, entity) else "body"
     return ActionBinding(entity.name, action, None, columns, body_arg)
 
 
-def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | str:
-    """The typed state change of an action tool, or the reason it has none."""
+def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding:
+    """The typed state change of an action tool; :class:`Unbound` says why it has none."""
     record = inference.entity(target.entity)
     if record is not None and record.singleton:
         return _singleton(tool, record)
@@ -414,19 +410,19 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
         return _lookup(tool, target, inference)
     path_words, name_words, on_item = _verb_words(tool)
     if set(path_words + name_words) & _BULK:
-        return "a bulk operation carries many requests (world model)"
+        raise Unbound("a bulk operation carries many requests (world model)")
     if target.pk_param is None and on_item:
         target = _path_row(tool, target, inference)
     on_row = on_item and target.pk_param is not None
     found = action_verb(path_words, on_item=on_row) or action_verb(name_words, on_item=on_row)
     if found is None:
-        return "the operation's verb names no state change"
+        raise Unbound("the operation's verb names no state change")
     name, verb, rest = found
     if target.pk_param is not None:
         return _on_row(name, verb, rest, tool, target, inference)
     if verb.kind != "insert":
-        return f"'{name}' addresses no row of an entity"
+        raise Unbound(f"'{name}' addresses no row of an entity")
     entity = _insert_target(tool, target, verb, rest, inference)
     if entity is None:
-        return f"'{name}' inserts into no entity the read side lists"
+        raise Unbound(f"'{name}' inserts into no entity the read side lists")
     return _insert(verb, name, tool, entity, target)

@@ -29,6 +29,7 @@ from compoworld.synth.outputs import (
 from compoworld.synth.resources import path_param
 from compoworld.synth.responses import json_schema_of, response_shape, status_shape
 from compoworld.synth.toolnames import READ_ACTION_VERBS, VERBS, parse_tool_name
+from compoworld.synth.unbound import Unbound
 
 __all__ = ["classify_tool", "classify_tools", "fastapi_path"]
 
@@ -333,10 +334,12 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
     operation = target.operation
     reason = target.reason
     if operation == "action":
-        bound = bind_action(tool, target, inference)
-        if isinstance(bound, ActionBinding):
+        try:
+            bound = bind_action(tool, target, inference)
+        except Unbound as unbound:
+            reason = reason or str(unbound)
+        else:
             return _action_tool(tool, target, bound, inference)
-        reason = reason or bound
     if entity is not None and operation != "action":
         binder = _Binder(tool, target, entity)
         binder.bind()

@@ -15,6 +15,7 @@ from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key
 from compoworld.synth.resources import path_param
+from compoworld.synth.unbound import Unbound
 
 __all__ = ["READ_REASON", "bind_lookup", "row_param_target"]
 
@@ -63,15 +64,15 @@ def _verb(tool: ToolSpec) -> str:
     return "_".join(words) or "read"
 
 
-def bind_lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionDef | str:
-    """The lookup binding of a read action whose path addresses a row, or why it has none.
+def bind_lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionDef:
+    """The lookup binding of a read action whose path addresses a row (:class:`Unbound`: why none).
 
     ``target`` must already name the row argument (``row_param_target``); the caller decides the
     answer's shape (``returns``) from the response schema.
     """
     entity = inference.entity(target.entity)
     if target.pk_param is None or entity is None:
-        return READ_REASON
+        raise Unbound(READ_REASON)
     scope = {}
     for arg, parent in target.parent_params.items():
         column = next((c for c in entity.columns if c.ref == parent), None)
