@@ -8,11 +8,9 @@ error (``compoworld/errors.py``: the tree, or a signal caught one level up) inst
 from __future__ import annotations
 
 import ast
-import pkgutil
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("compoworld", "orchestrator", "trainer")
+from tests.package_sources import ROOT, package_sources
+
 #: values that are a string's honest alternative, not a result it stands in for
 PLAIN = {"str", "None", "Path", "Any", "int", "float", "bool", "bytes"}
 
@@ -35,14 +33,9 @@ def sentinel_unions(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_no_function_returns_a_result_or_a_reason_string() -> None:
     found: list[str] = []
-    for package in PACKAGES:
-        paths = [ROOT / package / "__init__.py"]
-        for info in pkgutil.walk_packages([str(ROOT / package)], prefix=package + "."):
-            path = ROOT.joinpath(*info.name.split("."))
-            paths.append(path / "__init__.py" if info.ispkg else path.with_suffix(".py"))
-        for path in paths:
-            for line, name in sentinel_unions(ast.parse(path.read_text(encoding="utf-8"))):
-                found.append(f"{path.relative_to(ROOT)}:{line} {name}")
+    for path in package_sources():
+        for line, name in sentinel_unions(ast.parse(path.read_text(encoding="utf-8"))):
+            found.append(f"{path.relative_to(ROOT)}:{line} {name}")
     assert found == []
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import pkgutil
 from pathlib import Path
 
 import httpx
@@ -20,23 +19,12 @@ from compoworld.cli import BUILTIN_COMMANDS
 from compoworld.runtime import ServiceRuntime, create_library_app, create_service_app, load_library
 from compoworld.runtime.pool import ServicePool, load_library_skipping
 from compoworld.settings import Settings
+from tests.package_sources import ROOT, package_sources
 from tests.runtime_fixture import write_crm_service
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("compoworld", "orchestrator", "trainer")
 COMMAND_MODULES = {
-    ROOT.joinpath(*t.split(":")[0].split(".")).with_suffix(".py") for t in BUILTIN_COMMANDS.values()
+    ROOT.joinpath(*target.split(":")[0].split(".")).with_suffix(".py") for target in BUILTIN_COMMANDS.values()
 }
-
-
-def _sources() -> list[Path]:
-    found: list[Path] = []
-    for package in PACKAGES:
-        found.append(ROOT / package / "__init__.py")
-        for info in pkgutil.walk_packages([str(ROOT / package)], prefix=package + "."):
-            path = ROOT.joinpath(*info.name.split("."))
-            found.append(path / "__init__.py" if info.ispkg else path.with_suffix(".py"))
-    return found
 
 
 def _constructs_settings(node: ast.AST) -> bool:
@@ -65,7 +53,7 @@ def _is_entry_point(tree: ast.Module) -> bool:
 def test_only_entry_point_modules_construct_settings() -> None:
     offenders: list[str] = []
     entry_points = 0
-    for path in _sources():
+    for path in package_sources():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         calls = [n.lineno for n in ast.walk(tree) if _constructs_settings(n)]
         if calls and path.name != "settings.py":
