@@ -5,22 +5,42 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
-from compoworld.catalog import Catalog, read_catalog
+from compoworld.catalog import Catalog, SkippedFolder, read_catalog
 from compoworld.errors import LibraryError
 from compoworld.settings import Settings
 
-__all__ = ["library_app", "library_stats"]
+__all__ = ["LibraryStats", "library_app", "library_stats"]
 
 library_app = typer.Typer(no_args_is_help=True, help="Inspect a service library.")
 
 
-def library_stats(catalog: Catalog) -> dict[str, Any]:
+class LibraryStats(BaseModel):
+    """What ``library stats`` reports (``--json`` prints this model)."""
+
+    path: str = Field(description="The library folder.")
+    services: int = Field(description="Services the catalog lists.")
+    skipped: list[SkippedFolder] = Field(description="Folders that are not served, and why.")
+    tools: int = Field(description="Tools over all services.")
+    tools_by_backend: dict[str, int] = Field(description="Tools per backend: implemented, action, simulated.")
+    stateful_share: float = Field(description="Share of tools on typed state (implemented + action).")
+    categories: dict[str, int] = Field(description="Services per category, most first.")
+    domains: dict[str, int] = Field(description="Services per domain, most first.")
+    verification: dict[str, int] = Field(description="Services verified, failed and not run.")
+    from_index: bool = Field(description="Whether the catalog was read from index.json.")
+
+
+def _most_first(counts: Counter[str]) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def library_stats(catalog: Catalog) -> LibraryStats:
     """Services, tools by backend, categories, domains and verification of a catalog."""
     rows = catalog.services
     tools = sum(r.tools for r in rows)
@@ -29,41 +49,38 @@ def library_stats(catalog: Catalog) -> dict[str, Any]:
         "action": sum(r.actions for r in rows),
         "simulated": sum(r.simulated for r in rows),
     }
-    categories = Counter(c for r in rows for c in (r.categories or ["(none)"]))
-    domains = Counter(r.domain for r in rows)
     verified = Counter(
         "verified" if r.verified else "not run" if r.verified is None else "failed" for r in rows
     )
     stateful = backends["implemented"] + backends["action"]
-    return {
-        "path": catalog.path,
-        "services": len(rows),
-        "skipped": [s.model_dump() for s in catalog.skipped],
-        "tools": tools,
-        "tools_by_backend": backends,
-        "stateful_share": round(stateful / tools, 4) if tools else 0.0,
-        "categories": dict(sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "domains": dict(sorted(domains.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "verification": {k: verified.get(k, 0) for k in ("verified", "failed", "not run")},
-        "from_index": catalog.from_index,
-    }
+    return LibraryStats(
+        path=catalog.path,
+        services=len(rows),
+        skipped=list(catalog.skipped),
+        tools=tools,
+        tools_by_backend=backends,
+        stateful_share=round(stateful / tools, 4) if tools else 0.0,
+        categories=_most_first(Counter(c for r in rows for c in (r.categories or ["(none)"]))),
+        domains=_most_first(Counter(r.domain for r in rows)),
+        verification={k: verified.get(k, 0) for k in ("verified", "failed", "not run")},
+        from_index=catalog.from_index,
+    )
 
 
-def _table(stats: dict[str, Any]) -> Table:
-    table = Table(title=f"library {stats['path']}", show_header=False)
-    table.add_row("services", str(stats["services"]))
-    table.add_row("folders skipped", str(len(stats["skipped"])))
-    table.add_row("tools", str(stats["tools"]))
-    for backend, n in stats["tools_by_backend"].items():
-        share = n / stats["tools"] if stats["tools"] else 0.0
+def _table(stats: LibraryStats) -> Table:
+    table = Table(title=f"library {stats.path}", show_header=False)
+    table.add_row("services", str(stats.services))
+    table.add_row("folders skipped", str(len(stats.skipped)))
+    table.add_row("tools", str(stats.tools))
+    for backend, n in stats.tools_by_backend.items():
+        share = n / stats.tools if stats.tools else 0.0
         table.add_row(f"  {backend}", f"{n} ({share:.1%})")
-    table.add_row("stateful (implemented + action)", f"{stats['stateful_share']:.1%}")
-    ver = stats["verification"]
-    table.add_row("verification", ", ".join(f"{k} {v}" for k, v in ver.items()))
-    top = list(stats["categories"].items())[:12]
+    table.add_row("stateful (implemented + action)", f"{stats.stateful_share:.1%}")
+    table.add_row("verification", ", ".join(f"{k} {v}" for k, v in stats.verification.items()))
+    top = list(stats.categories.items())[:12]
     table.add_row("categories (services)", ", ".join(f"{k} {v}" for k, v in top) or "-")
-    table.add_row("domains (services)", ", ".join(f"{k} {v}" for k, v in list(stats["domains"].items())[:12]))
-    table.add_row("read from", "index.json" if stats["from_index"] else "the manifests")
+    table.add_row("domains (services)", ", ".join(f"{k} {v}" for k, v in list(stats.domains.items())[:12]))
+    table.add_row("read from", "index.json" if stats.from_index else "the manifests")
     return table
 
 
@@ -84,7 +101,7 @@ def stats(
         raise typer.Exit(2) from exc
     numbers = library_stats(catalog)
     if as_json:
-        typer.echo(json.dumps(numbers, indent=1, sort_keys=True))
+        typer.echo(json.dumps(numbers.model_dump(mode="json"), indent=1, sort_keys=True))
         return
     console.print(_table(numbers))
     for miss in catalog.skipped:
