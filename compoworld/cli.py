@@ -202,6 +202,8 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(2) from exc
         console.print(summary)
+        if not settings.admin_token_configured:
+            console.print(f"admin token (random, this start only): {write_admin_token(settings.admin_token)}")
         console.print(f"listening on http://{host}:{port}  (GET /services, POST /episodes)")
         run_asgi(asgi, host, port)
 
@@ -230,6 +232,19 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         for row in rows:
             table.add_row(*row)
         console.print(table)
+
+
+def write_admin_token(token: str, path: Path | None = None) -> str:
+    """Where a generated admin token can be read (a file only its owner can read), for the console."""
+    path = path or Path.home() / ".compoworld" / "admin-token"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600, exist_ok=True)
+        path.chmod(0o600)
+        path.write_text(token + "\n")
+    except OSError as exc:
+        return f"{token} (not written to {path}: {exc.strerror})"
+    return f"in {path}"
 
 
 def cli_app() -> typer.Typer:

@@ -8,6 +8,7 @@ it). Work whose result must not depend on where it runs (verifying a service) us
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,12 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from compoworld.sanitize import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 
-__all__ = ["DEV_ADMIN_TOKEN", "Settings", "bundled_library"]
+__all__ = ["Settings", "bundled_library", "new_admin_token"]
 
-DEV_ADMIN_TOKEN = "compoworld-dev-token"
+
+def new_admin_token() -> str:
+    """A fresh random admin token (256 bits): what a process gets when none is configured."""
+    return secrets.token_urlsafe(32)
 
 
 def bundled_library() -> Path:
@@ -32,8 +36,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="COMPOWORLD_", extra="ignore")
 
     admin_token: str = Field(
-        default=DEV_ADMIN_TOKEN,
-        description="Bearer token for /admin routes. The default is for a laptop only; deployments set their own.",
+        default_factory=new_admin_token,
+        description="Bearer token for /admin routes. Unset: a random one per process (compoworld up prints "
+        "where it is); the commands that run in their own process (serve, orchestrator, the containers) "
+        "refuse to start without one.",
     )
     library: Path = Field(default_factory=bundled_library, description="Folder of generated services.")
     episode_ttl_s: float = Field(
@@ -104,6 +110,11 @@ class Settings(BaseSettings):
         gt=0,
         description="A turn holding an episode's lock in the shared store longer than this is cut (503).",
     )
+
+    @property
+    def admin_token_configured(self) -> bool:
+        """The admin token was given (environment or constructor), not generated for this process."""
+        return "admin_token" in self.model_fields_set
 
     @classmethod
     def defaults(cls, **overrides: Any) -> Settings:

@@ -162,8 +162,14 @@ def orchestrator(
     """The orchestrator alone, services remote (containers, Kubernetes)."""
     from orchestrator.server import orchestrator_app_from
 
+    settings = Settings()
+    if not settings.admin_token_configured:  # its services must hold the same token
+        console.print(
+            "[red]COMPOWORLD_ADMIN_TOKEN is not set: the orchestrator and its services share it[/red]"
+        )
+        raise typer.Exit(2)
     try:
-        app = orchestrator_app_from(Settings(), service_urls, tasks)
+        app = orchestrator_app_from(settings, service_urls, tasks)
     except CompoWorldError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc

@@ -33,6 +33,7 @@ __all__ = [
     "compile_ddl",
     "load_services",
     "main",
+    "require_admin_token",
     "run_asgi",
     "serve_orchestrator",
     "serve_services",
@@ -97,11 +98,22 @@ def run_asgi(asgi: Any, host: str, port: int) -> None:
     serve(asgi, host, port)
 
 
+def require_admin_token(settings: Any) -> None:
+    """A process serving beside others (a service pack, the orchestrator alone) shares their admin
+    token; without one configured it would make up its own and nothing could talk to it."""
+    if not settings.admin_token_configured:
+        raise EntrypointError(
+            "COMPOWORLD_ADMIN_TOKEN is not set: the services and the orchestrator must share one admin "
+            "token; set a long random value (python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+        )
+
+
 def serve_services(names: list[str], library: Path | None, host: str, port: int) -> None:
     """One service at ``/``, or several (a pack), each under ``/services/<name>``."""
     from compoworld.runtime.app import create_library_app, create_service_app
 
     runtimes, settings = load_services(names, library)
+    require_admin_token(settings)
     if len(names) == 1:
         asgi = create_service_app(runtimes[names[0]], settings)
     else:
@@ -116,8 +128,10 @@ def serve_orchestrator(service_urls: Path | None, tasks: Path | None, host: str,
     from compoworld.settings import Settings
     from orchestrator.server import orchestrator_app_from
 
+    settings = Settings()
+    require_admin_token(settings)
     try:
-        app = orchestrator_app_from(Settings(), service_urls, tasks)
+        app = orchestrator_app_from(settings, service_urls, tasks)
     except CompoWorldError as exc:
         raise EntrypointError(str(exc)) from exc
     print(f"orchestrator on http://{host}:{port}  (POST /episodes, GET /services)", flush=True)
