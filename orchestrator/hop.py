@@ -7,6 +7,13 @@ Measured on loopback (``bench/bench_hop.py``, side by side in one run), an
 orchestrator client, tests, verification) keeps httpx. The departure is written down in
 docs/design-notes.md.
 
+Idle keep-alive connections are dropped after ``KEEPALIVE_S`` (3 s), under uvicorn's 5 s: a
+connection the server already closed is never reused (aiohttp keeps them 15 s by default, and a
+reused dead one fails as ``ServerDisconnectedError``). A request that still meets a connection
+cut before its answer is sent once more when repeating it cannot run anything twice: GET,
+DELETE, and tool calls that carry an ``X-Call-Id`` (a service answers a call it already ran from
+its memory of it).
+
 A session belongs to the event loop it was made in; ``Hop`` makes one lazily in the running
 loop (the orchestrator app is built before uvicorn starts its loop) and a new one if it is used
 from another loop (tests that run each case in a fresh loop).
@@ -20,7 +27,9 @@ from typing import Any
 
 import aiohttp
 
-__all__ = ["Hop", "HopError", "HopResponse", "HopTimeout", "HopTooLarge"]
+__all__ = ["KEEPALIVE_S", "Hop", "HopError", "HopResponse", "HopTimeout", "HopTooLarge"]
+
+KEEPALIVE_S = 3.0
 
 
 class HopError(Exception):
@@ -64,7 +73,9 @@ class Hop:
     def _current(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._loop is not loop or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=self._limit, ttl_dns_cache=30)
+            connector = aiohttp.TCPConnector(
+                limit=self._limit, limit_per_host=self._limit, ttl_dns_cache=30, keepalive_timeout=KEEPALIVE_S
+            )
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=self._timeout,
@@ -85,6 +96,17 @@ class Hop:
     ) -> HopResponse:
         """The answer, read in full; with ``max_bytes``, refused (``HopTooLarge``) past that size
         without reading the rest."""
+        repeatable = method in ("GET", "HEAD", "DELETE") or "X-Call-Id" in (headers or {})
+        try:
+            return await self._once(method, url, json, headers, max_bytes)
+        except HopError as exc:
+            if not (repeatable and isinstance(exc.__cause__, aiohttp.ServerDisconnectedError)):
+                raise
+        return await self._once(method, url, json, headers, max_bytes)
+
+    async def _once(
+        self, method: str, url: str, json: Any, headers: dict[str, str] | None, max_bytes: int | None
+    ) -> HopResponse:
         session = self._current()
         try:
             async with session.request(method, url, json=json, headers=headers) as resp:

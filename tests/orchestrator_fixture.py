@@ -132,12 +132,13 @@ def tool_content(result: Any) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
+async def serving(app: Any, keep_alive_s: int = 5) -> AsyncIterator[str]:
     """Run ``app`` with uvicorn on 127.0.0.1 and a free port; yields its base URL."""
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_keep_alive=keep_alive_s
     )
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     for _ in range(500):
         if server.started:
