@@ -44,11 +44,13 @@ def test_no_generated_request_makes_the_service_answer_a_server_error(
         @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
         def run(case: schemathesis.Case) -> None:
             response = case.call(headers={"X-Episode-Id": EPISODE})
-            seen[operation.label] = seen.get(operation.label, 0) + 1
+            seen[case.operation.label] = seen.get(case.operation.label, 0) + 1
             if response.status_code >= 500:
                 server_errors.append(f"{case.method} {case.formatted_path}: {response.text[:300]}")
 
         run()
-    print(f"schemathesis {SERVICE}: {sum(seen.values())} cases over {len(operations)} operations, {len(server_errors)} server errors")
+    print(
+        f"schemathesis {SERVICE}: {sum(seen.values())} cases over {len(operations)} operations, {len(server_errors)} server errors"
+    )
     assert server_errors == []
     assert sum(seen.values()) >= len(operations) * 2, seen
