@@ -68,7 +68,7 @@ class GenerateOptions(BaseModel):
         default=0.8,
         ge=0,
         le=1,
-        description="Chance of chaining each further archetype (up to two, and a message).",
+        description="Chance of chaining each further archetype (up to three, and a message).",
     )
     archetypes: list[str] = Field(
         default_factory=list, description="Archetypes to draw from (default: every registered one)."
@@ -209,7 +209,9 @@ class TaskGenerator:
         hide; ``DraftRejected`` with the reason when it cannot be one."""
         opts = self.options
         archetype = self._archetype(rng, index, attempt)
-        subject = rng.choice(self.pools[archetype.name])
+        pool = self.pools[archetype.name]
+        # people known in more systems are drawn more often: their scenarios can chain more workflows
+        subject = rng.choices(pool, weights=[1 + len(s.records) for s in pool])[0]
         hint = [subject.party.service, *(t.service for t, _ in subject.records)]
         vertical = vertical_for([self.manifests[s].domain for s in hint], rng)
         episode = f"taskgen:{opts.seed}:{index}:{attempt}"
@@ -218,9 +220,14 @@ class TaskGenerator:
             scene = await open_scene(draft, vertical, subject)
             await archetype.plan(scene)
             chained = [archetype.name]
-            for extra in self._chain(rng, archetype, subject):
-                if await _try_plan(extra, scene):
+            others, notify = self._chain(rng, archetype, subject)
+            for extra in others:  # in turn until three more workflows applied (one that cannot is undone)
+                if len(chained) > 3:
+                    break
+                if rng.random() < opts.chain_rate and await _try_plan(extra, scene):
                     chained.append(extra.name)
+            if notify is not None and await _try_plan(notify, scene):
+                chained.append(notify.name)
             if not any(s.kind == "write" for s in draft.steps) and not draft.answers:
                 raise DraftRejected("scenario neither writes nor reports")
             calls = sum(1 for s in draft.steps if s.executed)
@@ -245,18 +252,17 @@ class TaskGenerator:
         task = self._task(index, draft, rubric, hashes, text, distractors, chained, vertical.name)
         return task, Instruction(text, required=list(draft.stated), hidden=hidden)
 
-    def _chain(self, rng: random.Random, first: Archetype, subject: Subject) -> list[Archetype]:
-        """Archetypes to chain after the first over the same person: another record workflow, a message."""
-        out: list[Archetype] = []
+    def _chain(
+        self, rng: random.Random, first: Archetype, subject: Subject
+    ) -> tuple[list[Archetype], Archetype | None]:
+        """Archetypes that may follow the first over the same person, in a random order, and the message
+        that closes the scenario (None when it is not sent)."""
         others = [a for a in self.archetypes if a is not first and a.needs != ("none",) and _fits(a, subject)]
         rng.shuffle(others)
-        for other in others[:3]:
-            if rng.random() < self.options.chain_rate:
-                out.append(other)
         notify = next((a for a in self.archetypes if a.name == "notify"), None)
-        if notify is not None and notify is not first and rng.random() < self.options.chain_rate:
-            out.append(notify)
-        return out
+        if notify is None or notify is first or rng.random() >= self.options.chain_rate:
+            notify = None
+        return others, notify
 
     def _distractors(self, rng: random.Random, services: list[str]) -> list[str]:
         split = "test" if set(services) & set(self.held_out) else "train"

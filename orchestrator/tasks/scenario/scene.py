@@ -1,7 +1,8 @@
 """The opening every scenario shares: a real person, found by name in one system, and their records in another.
 
-``open_scene`` lists a person the world knows in the party table by name (telling a namesake apart
-by their e-mail domain when the table holds two people of that name) and hands the archetypes a
+``open_scene`` lists a person the world knows in the party table by name (when the table holds two
+people of that name, telling them apart by e-mail domain, or by a second lookup: the namesake has no
+records in a system where the person has some) and hands the archetypes a
 ``Scene``; each archetype then lists the record table it needs (``Scene.use_records``), carrying the
 e-mail found in the opening into that listing, so information flows from one service to the next.
 """
@@ -14,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.manifest import ColumnDef
+from orchestrator.tasks.paths import page_size
 from orchestrator.tasks.rejected import DraftRejected
-from orchestrator.tasks.scenario.draft import Draft, Found
+from orchestrator.tasks.scenario.draft import Draft, Found, result_rows
 from orchestrator.tasks.scenario.verticals import Vertical
 from orchestrator.tasks.scenario.world import Person, Table, World
 
@@ -177,21 +179,60 @@ class Scene:
         return f"{kind}:{self.current.found.step}{field_part}{where}"
 
 
-def _who(subject: Subject) -> tuple[str, bool]:
-    """How the instruction names the person, and whether a namesake had to be told apart."""
+def _rivals(subject: Subject) -> list[dict[str, Any]]:
+    """Other rows of the party table with the person's name (near-duplicates to tell apart)."""
     person, party = subject.person, subject.party
-    rivals = [
+    return [
         r
         for r in party.rows
         if party.email_of(r) != person.email
         and str(r.get(party.name_column or "")).casefold() == person.name.casefold()
     ]
-    if not rivals:
-        return person.name, False
-    domain = person.email.split("@")[-1]
-    if any((party.email_of(r) or "").endswith("@" + domain) for r in rivals):
-        raise DraftRejected("namesakes share an e-mail domain")
-    return f"{person.name} (the one with the {domain} e-mail address)", True
+
+
+def _telling(
+    subject: Subject, rivals: Sequence[dict[str, Any]]
+) -> list[tuple[Table, tuple[dict[str, Any], ...]]]:
+    """Record tables that tell the person from every namesake: they hold the person's records and none of
+    a namesake's (checking that is a lookup of its own: a listing by the namesake's e-mail, or of the table)."""
+    emails = {subject.party.email_of(r) for r in rivals} - {None}
+    return [
+        (t, rows)
+        for t, rows in subject.records
+        if t.lister is not None and all(t.email_of(r) not in emails for r in t.rows)
+    ]
+
+
+async def _check_rivals(
+    draft: Draft,
+    table: Table,
+    rows: tuple[dict[str, Any], ...],
+    found: Found,
+    rivals: Sequence[dict[str, Any]],
+) -> Records | None:
+    """Look the namesakes up in the telling table: by each one's e-mail (bound from the party listing) where
+    the table can be listed by e-mail, else by listing it (the person's rows are there, theirs are not; the
+    listing is kept for the archetypes)."""
+    lister, party = table.lister, found.table
+    assert lister is not None and party.email_path
+    emails = [party.email_of(r) for r in rivals]
+    if not table.filter_arg:
+        listed = await draft.list_rows(table, list(rows))
+        data = draft.results[listed.step]
+        if any(table.email_of(r) in emails for _, r in result_rows(lister, data)):
+            raise DraftRejected("a namesake has records in the table meant to tell them apart")
+        return Records(table, rows, listed)
+    for rival, email in zip(rivals, emails, strict=True):
+        args: dict[str, Any] = {table.filter_arg: email}
+        size = page_size(lister, 200)
+        if lister.limit_arg and size is not None:
+            args[lister.limit_arg] = size
+        data = await draft.call(
+            table.service, lister, args, {table.filter_arg: found.ref(rival, party.email_path)}
+        )
+        if any(table.email_of(r) == email for _, r in result_rows(lister, data)):
+            raise DraftRejected("a namesake has records in the table meant to tell them apart")
+    return None
 
 
 _OPENINGS = (
@@ -206,15 +247,31 @@ async def open_scene(draft: Draft, vertical: Vertical, subject: Subject) -> Scen
     party = subject.party
     if party.email_path is None:
         raise DraftRejected("party table has no e-mail")
-    who, disambiguated = _who(subject)
-    query = subject.person.name if party.lister and party.lister.search_arg else None
-    found = await draft.list_rows(party, [subject.party_row], query=query)
-    if disambiguated:
+    person, rivals = subject.person, _rivals(subject)
+    query = person.name if party.lister and party.lister.search_arg else None
+    found = await draft.list_rows(party, [subject.party_row, *rivals], query=query)
+    who, listed = person.name, None
+    if rivals:
+        domain = person.email.split("@")[-1]
+        by_domain = not any((party.email_of(r) or "").endswith("@" + domain) for r in rivals)
+        telling = _telling(subject, rivals)
+        if telling and (not by_domain or draft.rng.random() < 0.5):
+            table, rows = draft.rng.choice(telling)
+            listed = await _check_rivals(draft, table, rows, found, rivals)
+            where = system_name(draft.world, table.service)
+            who = f"{person.name} (there is more than one; we mean the one with {table.noun}s in {where})"
+        elif by_domain:
+            who = f"{person.name} (the one with the {domain} e-mail address)"
+        else:
+            raise DraftRejected("namesakes share an e-mail domain")
         draft.labels.add("disambiguation")
+        draft.hidden += [party.email_of(r) for r in rivals]
     email_ref = found.ref(subject.party_row, party.email_path)
-    draft.hidden.append(subject.person.email)
-    draft.stated.append(subject.person.name)
+    draft.hidden.append(person.email)
+    draft.stated.append(person.name)
     scene = Scene(draft, vertical, subject, who, email_ref, found)
+    if listed is not None:
+        scene.listed.append(listed)
     opening = draft.rng.choice(_OPENINGS).format(who=who, system=scene.system(party))
     scene.sentences.append(opening[0].upper() + opening[1:])
     return scene
