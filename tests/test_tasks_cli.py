@@ -186,3 +186,15 @@ def test_missing_library_and_missing_file_are_clear_errors(tmp_path: Path) -> No
     ):
         result = runner.invoke(tasks_app, command)
         assert result.exit_code == 2 and "no task file" in result.output
+
+
+def test_show_prints_one_task_per_opening_archetype_with_its_instruction(task_file: Path) -> None:
+    from orchestrator.tasksource import scan_tasks
+
+    tasks = [t for _, t in scan_tasks(task_file)[0]]
+    result = runner.invoke(tasks_app, ["show", str(task_file), "--per-archetype"])
+    assert result.exit_code == 0, result.output
+    openers = {t.meta.scenario[0] for t in tasks}
+    assert result.output.count("### ") == len(openers)
+    first = next(t for t in tasks if t.meta.scenario[0] == sorted(openers)[0])
+    assert first.instruction[:60] in result.output.replace("\n", " ")

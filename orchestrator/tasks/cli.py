@@ -243,3 +243,29 @@ def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> N
         ("splits", s.splits, s.tasks),
     ]:
         console.print(_dist(title, counts, total))
+
+
+@tasks_app.command()
+def show(
+    file: Annotated[Path, typer.Argument(help="Task file (JSONL).")],
+    per_archetype: Annotated[
+        bool, typer.Option("--per-archetype", help="Only the first task that opens with each archetype.")
+    ] = False,
+) -> None:
+    """Print tasks as a reader judges them: id, archetypes, services, gold calls, labels, the instruction."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not file.is_file():
+        console.print(f"no task file {file}")
+        raise typer.Exit(2)
+    seen: set[str] = set()
+    for _, task in scan_tasks(file)[0]:
+        first = task.meta.scenario[0] if task.meta.scenario else ""
+        if per_archetype and first in seen:
+            continue
+        seen.add(first)
+        console.print(
+            f"### {first or task.id}\n\n`{task.id}` · {' + '.join(task.meta.scenario)} · "
+            f"{task.meta.vertical or task.meta.domain} · {len(task.services)} services "
+            f"({', '.join(task.services)}) · {len(task.gold_calls)} gold calls · "
+            f"{', '.join(task.meta.capabilities)}\n\n> {task.instruction}\n"
+        )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from orchestrator.models import Task
+from orchestrator.tasks.scenario.text import identifier_like
 
 __all__ = ["TaskStats", "shares", "task_stats", "unnatural"]
 
@@ -64,7 +65,11 @@ def unnatural(task: Task) -> list[str]:
     text = task.instruction
     found = _KEY.findall(text) + _REPR.findall(text) + _MALFORMED_STAMP.findall(text)
     found += [" ".join(pair) for pair in _FILLER.findall(text)]
-    found += [g.tool for g in task.gold_calls if re.search(rf"(?<![\w-]){re.escape(g.tool)}(?![\w-])", text)]
+    found += [
+        g.tool
+        for g in task.gold_calls
+        if identifier_like(g.tool) and re.search(rf"(?<![\w-]){re.escape(g.tool)}(?![\w-])", text)
+    ]
     return found
 
 

@@ -85,13 +85,22 @@ def leaks(text: str, hidden: Sequence[Any]) -> list[Any]:
 _WORD = re.compile(r"[\w-]+")
 
 
+_IDENTIFIER = re.compile(r"[_\-0-9]|[a-z][A-Z]")
+
+
+def identifier_like(term: str) -> bool:
+    """Whether a tool or service name reads as an identifier (``Search_payments``, ``getFolders``) rather
+    than a plain word (a tool called ``delete`` or ``points``: the word itself is not a tell)."""
+    return len(term) > 3 and _IDENTIFIER.search(term) is not None
+
+
 def internal_terms(text: str, terms: Iterable[str]) -> list[str]:
     """Tool names, service slugs and id-shaped tokens the text contains (a person would not write them)."""
     words = set(_WORD.findall(text))  # a term of word characters is found exactly when it is one of these
     found = [
         t
         for t in terms
-        if len(t) > 3
+        if identifier_like(t)
         and (t in words if _WORD.fullmatch(t) else re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text))
     ]
     found += re.findall(r"\b[a-z]{2,5}_[0-9a-z]{6,}\b", text)
