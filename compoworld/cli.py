@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -30,6 +31,7 @@ from compoworld.runtime.hosting import create_pooled_app
 from compoworld.runtime.pool import ServicePool, load_library_skipping
 from compoworld.settings import Settings
 from orchestrator.demo import run_demo
+from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.server import attach_orchestrator
 from orchestrator.tasksource import read_tasks
 from trainer.export_sft import write_sft_jsonl
@@ -109,6 +111,7 @@ def build_embedded_app(
     preload: bool = False,
     max_resident: int = 256,
     memory_mb: float | None = None,
+    config: OrchestratorConfig | None = None,
 ) -> tuple[Any, str]:
     """The embedded deployment: the library and the orchestrator in one ASGI app.
 
@@ -134,7 +137,7 @@ def build_embedded_app(
                 progress.advance(task)
         _report_skipped([SkippedFolder(folder=str(library / n), reason=r) for n, r in pool.broken.items()])
     app = create_pooled_app(pool, settings)
-    attach_orchestrator(app, pool, settings, tasks)
+    attach_orchestrator(app, pool, settings, tasks, config)
     n_tools = sum(e.tools for e in catalog.services)
     n_impl = sum(e.implemented for e in catalog.services)
     share = n_impl / n_tools if n_tools else 0.0
@@ -190,13 +193,57 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         memory_mb: Annotated[
             float | None, typer.Option(help="Unload idle services while the process is over this RSS (MiB).")
         ] = None,
+        max_live: Annotated[
+            int | None, typer.Option(help="Episodes held at most (live or ended, not deleted); beyond: 503.")
+        ] = None,
+        max_steps: Annotated[int | None, typer.Option(help="Default tool-calling turns per episode.")] = None,
+        max_wall_s: Annotated[
+            float | None, typer.Option(help="Default wall-clock limit of an episode (at most 86400).")
+        ] = None,
+        max_request_bytes: Annotated[
+            int | None, typer.Option(help="Largest orchestrator request body (a step's tool calls).")
+        ] = None,
+        max_payload_bytes: Annotated[
+            int | None, typer.Option(help="Largest tool-call body or arguments, on every route.")
+        ] = None,
+        max_result_bytes: Annotated[
+            int | None, typer.Option(help="Largest tool result read from a remote service.")
+        ] = None,
+        max_episodes: Annotated[
+            int | None, typer.Option(help="Forks per service at most; a fork beyond it is refused (503).")
+        ] = None,
     ) -> None:
         """Every service of a library and the orchestrator, in one process (the embedded deployment)."""
-        settings = Settings()
+        limits: dict[str, Any] = {
+            "max_request_bytes": max_request_bytes,
+            "max_payload_bytes": max_payload_bytes,
+            "max_result_bytes": max_result_bytes,
+            "max_episodes": max_episodes,
+        }
+        episode_limits: dict[str, Any] = {
+            "max_live": max_live,
+            "max_steps": max_steps,
+            "max_wall_s": max_wall_s,
+        }
+        try:  # every limit checked by its model: a bad value is exit 2 with the reason
+            settings = Settings(**{k: v for k, v in limits.items() if v is not None})
+            given = {k: v for k, v in episode_limits.items() if v is not None}
+            config = OrchestratorConfig.model_validate(
+                {"idle_ttl_s": min(900.0, settings.episode_ttl_s), **given}
+            )
+        except ValidationError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2) from exc
         root = library or settings.library
         try:
             asgi, summary = build_embedded_app(
-                root, settings, tasks, preload=preload, max_resident=max_resident, memory_mb=memory_mb
+                root,
+                settings,
+                tasks,
+                preload=preload,
+                max_resident=max_resident,
+                memory_mb=memory_mb,
+                config=config,
             )
         except CompoWorldError as exc:
             console.print(f"[red]{exc}[/red]")

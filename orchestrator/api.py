@@ -55,7 +55,10 @@ class OpenRequest(BaseModel):
         default=None, ge=1, le=1000, description="Tool-calling turns before termination."
     )
     max_wall_s: float | None = Field(
-        default=None, gt=0, description="Wall-clock limit of the episode in seconds."
+        default=None,
+        gt=0,
+        le=86400.0,
+        description="Wall-clock limit of the episode in seconds (at most a day).",
     )
     source: str | None = Field(
         default=None, description="Who drives the episode, e.g. 'compoworld/openai/qwen3'."

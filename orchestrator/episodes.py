@@ -144,8 +144,10 @@ class Orchestrator:
         self._opens += 1
         if self._opens % 256 == 0:
             await self.reap()
-        if await self.store.count_live() >= self.config.max_live:
-            raise EpisodeBusy(f"{self.config.max_live} episodes are live; finish or delete some first")
+        if await self.store.count_held() >= self.config.max_live:  # ended ones hold memory too
+            raise EpisodeBusy(
+                f"{self.config.max_live} episodes are held (live, or ended and not deleted); delete some first"
+            )
         rng = seeded_rng("episode", task.id, req.seed)
         rng.shuffle(services)
         exposure = build_exposure(req.mode, services, refs, rng)
@@ -261,7 +263,12 @@ class Orchestrator:
         self._check_turn(req)
         rec.advance(S.RUNNING)
         calls = [
-            (c.id or f"call_{rec.n_tool_calls + i + 1}", c.name, c.arguments, parse_arguments(c.arguments, self.limits))
+            (
+                c.id or f"call_{rec.n_tool_calls + i + 1}",
+                c.name,
+                c.arguments,
+                parse_arguments(c.arguments, self.limits),
+            )
             for i, c in enumerate(req.tool_calls)
         ]
         rec.messages.append(assistant_message(req.assistant, calls))
@@ -273,7 +280,9 @@ class Orchestrator:
             # same ids, and each service answers a call it already ran from its memory of it
             digest = hashlib.sha256(json.dumps([name, raw], sort_keys=True, default=str).encode()).hexdigest()
             if lost is None:
-                result = await self._run_call(rec, exposure, name, args, f"{rec.n_steps}.{index}.{digest[:16]}")
+                result = await self._run_call(
+                    rec, exposure, name, args, f"{rec.n_steps}.{index}.{digest[:16]}"
+                )
                 result, content = shown(result)
                 note_environment_error(rec, name, result)
                 if isinstance(result, ToolResult) and result.code == "episode_gone":

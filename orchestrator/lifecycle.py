@@ -68,13 +68,23 @@ ALLOWED: dict[EpisodeState, frozenset[EpisodeState]] = {
 class OrchestratorConfig(BaseModel):
     """Limits of the orchestrator's episodes."""
 
-    max_steps: int = Field(default=30, ge=1, description="Default tool-calling turns per episode.")
-    max_wall_s: float = Field(default=1800.0, gt=0, description="Default wall-clock limit of an episode.")
+    max_steps: int = Field(default=30, ge=1, le=1000, description="Default tool-calling turns per episode.")
+    max_wall_s: float = Field(
+        default=1800.0,
+        gt=0,
+        le=86400.0,
+        description="Default wall-clock limit of an episode (at most a day).",
+    )
     idle_ttl_s: float = Field(default=900.0, gt=0, description="A live episode idle this long expires.")
     retain_s: float = Field(
         default=900.0, ge=0, description="Terminal episodes are forgotten after this long."
     )
-    max_live: int = Field(default=20000, ge=1, description="Live (open or running) episodes at most.")
+    max_live: int = Field(
+        default=20000,
+        ge=1,
+        description="Episodes held at most: live ones and ended ones not yet deleted or reaped (a new "
+        "open beyond it is 503).",
+    )
     reap_interval_s: float = Field(default=30.0, gt=0, description="How often the server's reaper runs.")
     session_today: str = Field(
         default="2026-01-15", description="Frozen date of an episode opened over services, without a task."

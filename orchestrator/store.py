@@ -54,6 +54,7 @@ class EpisodeStore(Protocol):
     async def pop(self, episode_id: str) -> EpisodeRecord | None: ...
     async def ids(self) -> list[str]: ...
     async def count_live(self) -> int: ...
+    async def count_held(self) -> int: ...
     async def idle(self, live_before: float, done_before: float, limit: int) -> list[str]: ...
     def lock(self, episode_id: str, wait_s: float) -> contextlib.AbstractAsyncContextManager[None]: ...
     async def aclose(self) -> None: ...
@@ -93,6 +94,10 @@ class InMemoryEpisodeStore:
 
     async def count_live(self) -> int:
         return len(self._live)
+
+    async def count_held(self) -> int:
+        """Every episode held, live or ended (what capacity counts)."""
+        return len(self._records)
 
     async def idle(self, live_before: float, done_before: float, limit: int) -> list[str]:
         out = []
@@ -267,6 +272,14 @@ class RedisEpisodeStore:
     async def count_live(self) -> int:
         with store_errors():
             return int(await self.redis.zcard(self._key("live")))
+
+    async def count_held(self) -> int:
+        with store_errors():
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zcard(self._key("live"))
+                pipe.zcard(self._key("done"))
+                live, done = await pipe.execute()
+            return int(live) + int(done)
 
     async def idle(self, live_before: float, done_before: float, limit: int) -> list[str]:
         with store_errors():
