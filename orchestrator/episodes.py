@@ -89,6 +89,7 @@ class Orchestrator:
         self._refs: dict[str, list[ToolRef]] = {}
         self._exposures: OrderedDict[str, Exposure] = OrderedDict()  # a cache: records hold the plan
         self._opens = 0
+        self.released = 0  # episodes whose forks were released (the reaper trims the heap after)
         self.outcomes: OutcomeLedger | None = None  # the group board, told of every episode's end
         Handler = Callable[[EpisodeRecord, Any], Awaitable[Any]]
         self._on_step: dict[EpisodeState, Handler] = {
@@ -476,6 +477,7 @@ class Orchestrator:
 
     async def _release(self, rec: EpisodeRecord) -> None:
         await forks.release(self.directory, rec)
+        self.released += 1
 
     async def _freeze(self, rec: EpisodeRecord) -> None:
         """An episode just ended: its forks become read-only and the group board learns its outcome."""

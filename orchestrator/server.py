@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from starlette.routing import Route
 
 from compoworld.errors import CompoWorldError
-from compoworld.runtime.app import admin_guard, json_response
+from compoworld.runtime.app import admin_guard, json_response, trim_heap
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.sanitize import Limits
 from compoworld.settings import Settings
@@ -220,12 +220,16 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
 
 
 async def _reap_forever(orch: Orchestrator) -> None:
+    trimmed = orch.released
     while True:
         await asyncio.sleep(orch.config.reap_interval_s)
         try:
             await orch.reap()
         except CompoWorldError as exc:  # a dead service must not stop the reaper
             log.warning("reaper: %s", exc)
+        if orch.released != trimmed:  # episodes ended since the last pass: return their memory
+            trimmed = orch.released
+            await asyncio.to_thread(trim_heap)
 
 
 def attach_orchestrator(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from typer.testing import CliRunner
 
 import compoworld.cli as cli
 from compoworld.cli import build_embedded_app, cli_app
+from compoworld.runtime.app import trim_heap
+from compoworld.runtime.pool import rss_mb
 from compoworld.settings import Settings
 from orchestrator.lifecycle import OrchestratorConfig
 from orchestrator.tasksource import write_tasks
@@ -80,3 +83,22 @@ def test_up_passes_every_limit_from_its_flags(
         6000,
         11,
     )
+
+
+async def test_trimming_after_a_burst_hands_the_released_memory_back(library: tuple[Path, Path]) -> None:
+    lib, tasks = library
+    app, _ = build_embedded_app(
+        lib, Settings(admin_token="t"), tasks, config=OrchestratorConfig(max_live=5000)
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cw") as http:
+        opened = [
+            (await http.post("/episodes", json={"task_id": "t-create"})).json()["episode_id"]
+            for _ in range(600)
+        ]
+        for eid in opened:
+            await http.delete(f"/episodes/{eid}")
+    assert app.state.orchestrator.released == 600  # what the reaper watches before it trims
+    gc.collect()
+    before = rss_mb()
+    assert trim_heap()
+    assert rss_mb() < before - 10, (before, rss_mb())

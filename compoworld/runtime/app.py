@@ -8,6 +8,8 @@ work inline: each call is microseconds, and a thread pool would only add lock co
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import hmac
 import re
@@ -46,6 +48,7 @@ __all__ = [
     "json_response",
     "rest_response",
     "run_asgi",
+    "trim_heap",
 ]
 
 _EPISODE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -59,6 +62,18 @@ def freeze_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+def trim_heap() -> bool:
+    """Hand memory freed by released episodes back to the OS (glibc ``malloc_trim``); False where
+    the C library has none. Without it a burst of episodes keeps its peak RSS after they end."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim(0)
+    return True
 
 
 def run_asgi(asgi: Any, host: str, port: int, grace_s: int = 30) -> None:
