@@ -162,13 +162,17 @@ def token_stats(
     *,
     with_grad: bool,
     vocab: ActionVocab | None = None,
+    temperature: float = 1.0,
 ) -> list[TokenStats]:
     """Log-prob and entropy of the tokens at ``targets[i]`` (indices into ``sequences[i]``).
 
     One body forward over the right-padded batch, then the vocabulary head only at the hidden
     states that predict a target (position t - 1 for token t): the head is the costly part. With
-    ``vocab`` the distribution is the one ``generate_batch`` samples from with the same vocab.
+    ``vocab`` and ``temperature`` the distribution is the one ``generate_batch`` samples from with
+    the same vocab and temperature (softmax of logits / T: the policy a PPO ratio must score).
     """
+    if temperature <= 0:
+        raise ValueError("log-probs need a temperature > 0 (T = 0 is greedy decoding, not a distribution)")
     device = model.device
     width = max(len(s) for s in sequences)
     ids = torch.zeros((len(sequences), width), dtype=torch.long, device=device)
@@ -186,7 +190,7 @@ def token_stats(
             logits = model.lm_head(states).float()
         else:
             logits, wanted = vocab.logits(model, states).float(), vocab.index(wanted)
-        logp_all = torch.log_softmax(logits, dim=-1)
+        logp_all = torch.log_softmax(logits / temperature, dim=-1)
         logp = logp_all.gather(-1, wanted[:, None])[:, 0]
     with torch.no_grad():
         detached = logp_all.detach()

@@ -30,7 +30,7 @@ import hashlib
 import json
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -48,7 +48,12 @@ from trainer.recipe_train import SftExample, grpo_update, sft_examples, sft_step
 from trainer.rollout_log import RolloutRecord, append_rollout, summarize
 from trainer.smoke_env import load_services, offline_settings, serve_embedded
 
-__all__ = ["RecipeConfig", "run_recipe"]
+__all__ = ["RECIPE_SAMPLING", "RecipeConfig", "run_recipe"]
+
+#: How the recipe's policy plays: 3-call tasks plus an answer fit 4 turns of <= 128 tokens; T 0.8
+#: (sampling and the GRPO log-probs alike) keeps the tiny policy's diffuse tail from failing
+#: almost every 200-token rollout on one stray token (docs/training.md)
+RECIPE_SAMPLING = SamplingOptions(max_turns=4, max_new_tokens=128, temperature=0.8)
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -59,20 +64,21 @@ class RecipeConfig:
 
     library: Path | None = None
     out: Path = Path("out/recipe")
-    n_train: int = 6
-    n_heldout: int = 3
+    n_train: int = 4
+    n_heldout: int = 2
     pool: int = 24
     min_len: int = 1
-    max_len: int = 2
+    max_len: int = 3
     sft_steps: int = 60
     sft_batch: int = 6
     sft_lr: float = 5e-3
-    steps: int = 6
-    group_size: int = 6
-    lr: float = 3e-4
+    steps: int = 8
+    group_size: int = 8
+    lr: float = 1e-4
     ppo_epochs: int = 2
+    mini_batches: int = 4  # optimizer steps per PPO epoch (whole groups each), like ppo_mini_batch_size
     eval_every: int = 0  # 0: only at step 0 and after the last update
-    sampling: SamplingOptions = field(default_factory=SamplingOptions)
+    sampling: SamplingOptions = field(default_factory=lambda: replace(RECIPE_SAMPLING))
     shape: ModelShape = field(default_factory=ModelShape)
     device: str = "auto"
     threads: int = 1  # CPU threads for torch; 0 keeps torch's default (see run_recipe)
@@ -161,10 +167,10 @@ async def _train(url: str, split: TaskSplit, cfg: RecipeConfig, device: str) -> 
                 fh.write(json.dumps({"sft_step": i, "loss": round(loss, 5)}) + "\n")
                 fh.flush()
                 bar.update(sft_task, advance=1, info=f"loss {loss:.3f}")
-        # GRPO continues the SFT optimizer: its second moments keep the first RL steps proportional
-        # to the gradient, where a fresh Adam would move every weight by ~lr on its first step
-        for group in optim.param_groups:
-            group["lr"] = cfg.lr
+        # GRPO gets its own Adam, as a verl actor does: the SFT optimizer's first moments point
+        # along the last SFT gradients and its second moments are dominated by the first,
+        # large SFT gradients, so carried over they keep pushing SFT and damp the policy gradient
+        optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr)  # weight decay 0.01, as verl's actor
         grpo_task = bar.add_task("GRPO", total=cfg.steps + 1, info="")
         async with OrchestratorClient(url, timeout_s=cfg.sampling.group_timeout_s + 60) as client:
             for step in range(cfg.steps + 1):
@@ -175,7 +181,15 @@ async def _train(url: str, split: TaskSplit, cfg: RecipeConfig, device: str) -> 
                 )
                 rec: dict[str, Any] = {"step": step, **_summary(batch, step, False, rollout_dir)}
                 if step < cfg.steps:
-                    update = grpo_update(model, optim, batch, epochs=cfg.ppo_epochs, vocab=vocab)
+                    update = grpo_update(
+                        model,
+                        optim,
+                        batch,
+                        epochs=cfg.ppo_epochs,
+                        mini_batches=cfg.mini_batches,
+                        vocab=vocab,
+                        temperature=cfg.sampling.temperature,
+                    )
                     rec.update(
                         {k: round(v, 5) if isinstance(v, float) else v for k, v in asdict(update).items()}
                     )
@@ -271,21 +285,30 @@ def main(
     out: Annotated[Path, typer.Option(help="Output folder: metrics, rollouts, SFT data, plot.")] = Path(
         "out/recipe"
     ),
-    n_train: Annotated[int, typer.Option(min=1, help="Training tasks (SFT data and GRPO).")] = 6,
-    n_heldout: Annotated[int, typer.Option(min=0, help="Held-out tasks of the same archetypes.")] = 3,
+    n_train: Annotated[int, typer.Option(min=1, help="Training tasks (SFT data and GRPO).")] = 4,
+    n_heldout: Annotated[int, typer.Option(min=0, help="Held-out tasks of the same archetypes.")] = 2,
     pool: Annotated[int, typer.Option(min=1, help="Tasks to generate before the split.")] = 24,
-    max_len: Annotated[int, typer.Option(min=1, max=8, help="Most tool calls of a task's walk.")] = 2,
+    max_len: Annotated[int, typer.Option(min=1, max=8, help="Most tool calls of a task's walk.")] = 3,
     sft_steps: Annotated[int, typer.Option(min=0)] = 60,
     sft_lr: float = 5e-3,
-    steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 6,
-    group_size: Annotated[int, typer.Option(min=2, help="Rollouts per task (GRPO group).")] = 6,
-    lr: float = 3e-4,
+    steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 8,
+    group_size: Annotated[int, typer.Option(min=2, help="Rollouts per task (GRPO group).")] = 8,
+    lr: float = 1e-4,
     ppo_epochs: Annotated[int, typer.Option(min=1)] = 2,
+    mini_batches: Annotated[
+        int, typer.Option(min=1, help="Optimizer steps per PPO epoch (each on whole groups).")
+    ] = 4,
     eval_every: Annotated[
         int, typer.Option(min=0, help="Play held-out tasks every N steps (0: first and last).")
     ] = 0,
-    max_turns: Annotated[int, typer.Option(min=1)] = 3,
-    max_new_tokens: Annotated[int, typer.Option(min=1)] = 96,
+    max_turns: Annotated[int, typer.Option(min=1)] = 4,
+    max_new_tokens: Annotated[int, typer.Option(min=1)] = 128,
+    temperature: Annotated[
+        float,
+        typer.Option(
+            min=0.05, help="Sampling temperature; the GRPO log-probs use the same (softmax of logits / T)."
+        ),
+    ] = 0.8,
     full_prompt: Annotated[
         bool, typer.Option(help="Show the policy the system prompt and tool schemas too (~800 more tokens).")
     ] = False,
@@ -311,9 +334,13 @@ def main(
         group_size=group_size,
         lr=lr,
         ppo_epochs=ppo_epochs,
+        mini_batches=mini_batches,
         eval_every=eval_every,
         sampling=SamplingOptions(
-            max_turns=max_turns, max_new_tokens=max_new_tokens, short_prompt=not full_prompt
+            max_turns=max_turns,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            short_prompt=not full_prompt,
         ),
         shape=ModelShape(
             hidden=hidden, layers=layers, heads=heads, kv_heads=max(1, heads // 2), intermediate=2 * hidden

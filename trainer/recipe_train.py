@@ -87,10 +87,19 @@ def grpo_update(
     episodes: Sequence[Episode],
     *,
     epochs: int = 1,
+    mini_batches: int = 1,
     clip_ratio: float = 0.2,
     vocab: ActionVocab | None = None,
+    temperature: float = 1.0,
 ) -> GrpoStats:
-    """``epochs`` PPO-clip updates on the batch (old log-probs: the policy that sampled it)."""
+    """PPO-clip updates on the batch: ``epochs`` passes, each over ``mini_batches`` optimizer steps.
+
+    As verl does with ``ppo_mini_batch_size``: advantages are normalised over each whole group
+    first, mini-batches hold whole groups, and the old log-probs of every token are those of the
+    policy that sampled the batch, taken once before the first step (not recomputed after one).
+    The policy is softmax(logits / ``temperature``) over ``vocab``: pass the sampling temperature,
+    as verl's actor divides its logits by the rollout temperature.
+    """
     adv = grpo_advantages([e.reward for e in episodes], [e.group_id for e in episodes])
     signal = {e.group_id for e, a in zip(episodes, adv, strict=True) if abs(a) > 1e-9}
     usable = [(e, a) for e, a in zip(episodes, adv, strict=True) if e.trained_tokens and abs(a) > 1e-9]
@@ -98,26 +107,40 @@ def grpo_update(
         return GrpoStats(loss=0.0, entropy=0.0, trained_tokens=0, groups_with_signal=0)
     seqs = [e.prompt_ids + e.response_ids for e, _ in usable]
     targets = [[len(e.prompt_ids) + j for j, m in enumerate(e.mask) if m] for e, _ in usable]
+    stats = token_stats(model, seqs, targets, with_grad=False, vocab=vocab, temperature=temperature)
+    old = [s.logprobs.detach() for s in stats]
+    entropy = float(torch.cat([s.entropy for s in stats]).mean())
+    groups = list(dict.fromkeys(e.group_id for e, _ in usable))
+    n_mb = max(1, min(mini_batches, len(groups)))
+    batches = [
+        [i for i, (e, _) in enumerate(usable) if groups.index(e.group_id) % n_mb == b] for b in range(n_mb)
+    ]
     device = model.device
-    advantages = torch.cat(
-        [torch.full((len(t),), a, device=device) for t, (_, a) in zip(targets, usable, strict=True)]
-    )
-    ones = torch.ones_like(advantages)
-    old: torch.Tensor | None = None
-    first_loss, entropy = 0.0, 0.0
-    for epoch in range(max(1, epochs)):
-        stats = token_stats(model, seqs, targets, with_grad=True, vocab=vocab)
-        logp = torch.cat([s.logprobs for s in stats])
-        if old is None:
-            old = logp.detach()
-            entropy = float(torch.cat([s.entropy for s in stats]).mean())
-        loss = ppo_clip_loss(logp, old, advantages, ones, clip_ratio=clip_ratio)
-        optim.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optim.step()
-        if epoch == 0:
-            first_loss = float(loss.item())
+    losses: list[float] = []
+    for _ in range(max(1, epochs)):
+        for members in batches:
+            cur = token_stats(
+                model,
+                [seqs[i] for i in members],
+                [targets[i] for i in members],
+                with_grad=True,
+                vocab=vocab,
+                temperature=temperature,
+            )
+            logp = torch.cat([s.logprobs for s in cur])
+            old_lp = torch.cat([old[i] for i in members])
+            advantages = torch.cat(
+                [torch.full((len(targets[i]),), usable[i][1], device=device) for i in members]
+            )
+            loss = ppo_clip_loss(logp, old_lp, advantages, torch.ones_like(advantages), clip_ratio=clip_ratio)
+            optim.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optim.step()
+            losses.append(float(loss.item()))
     return GrpoStats(
-        loss=first_loss, entropy=entropy, trained_tokens=int(ones.numel()), groups_with_signal=len(signal)
+        loss=sum(losses[:n_mb]) / n_mb,
+        entropy=entropy,
+        trained_tokens=sum(len(t) for t in targets),
+        groups_with_signal=len(signal),
     )

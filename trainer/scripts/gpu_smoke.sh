@@ -11,8 +11,10 @@
 #   bash trainer/scripts/gpu_smoke.sh --device cpu --tiny [--library DIR] [OUT]
 #                                                                    # the same plumbing at CPU-test scale
 # Needs: pip install -e '.[smoke]' and a built library (default: the starter library, generated_services/).
-# Knobs (environment, GPU scale defaults): STEPS=16 GROUP=8 N_TRAIN=24 N_HELDOUT=12 POOL=96 MAX_LEN=2
-# SFT_STEPS=150 HIDDEN=512 LAYERS=4 TIME_LIMIT=570 (seconds; the run is killed past it, the log kept).
+# Knobs (environment, GPU scale defaults): STEPS=16 GROUP=8 N_TRAIN=24 N_HELDOUT=12 POOL=96 MAX_LEN=3
+# SFT_STEPS=150 HIDDEN=512 LAYERS=4 LR=1e-4 MINI_BATCHES=4 TEMPERATURE=0.8 MAX_TURNS=4
+# TIME_LIMIT=570 (seconds; the run is killed past it, the log kept). LR, MINI_BATCHES, TEMPERATURE
+# and MAX_TURNS are the CPU recipe's (docs/training.md says why); they are untried at GPU scale.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,7 +27,7 @@ while (( $# )); do
     --device) DEVICE="$2"; shift 2 ;;
     --tiny) TINY=1; shift ;;
     --library) LIBRARY="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
     -*) echo "gpu_smoke.sh: unknown option $1" >&2; exit 2 ;;
     *) OUT="$1"; shift ;;
   esac
@@ -43,14 +45,15 @@ fi
 
 if (( TINY )); then
   # the CPU test's scale (tests/test_trainer_recipe.py): a handful of tasks, the 2-layer model
-  : "${STEPS:=2}" "${GROUP:=4}" "${N_TRAIN:=3}" "${N_HELDOUT:=2}" "${POOL:=16}" "${MAX_LEN:=2}"
+  : "${STEPS:=2}" "${GROUP:=4}" "${N_TRAIN:=3}" "${N_HELDOUT:=2}" "${POOL:=24}" "${MAX_LEN:=3}"
   : "${SFT_STEPS:=10}" "${HIDDEN:=64}" "${LAYERS:=1}" "${TIME_LIMIT:=570}"
   PROMPT=(--no-full-prompt --threads 1)
 else
-  : "${STEPS:=16}" "${GROUP:=8}" "${N_TRAIN:=24}" "${N_HELDOUT:=12}" "${POOL:=96}" "${MAX_LEN:=2}"
+  : "${STEPS:=16}" "${GROUP:=8}" "${N_TRAIN:=24}" "${N_HELDOUT:=12}" "${POOL:=96}" "${MAX_LEN:=3}"
   : "${SFT_STEPS:=150}" "${HIDDEN:=512}" "${LAYERS:=4}" "${TIME_LIMIT:=570}"
   PROMPT=(--full-prompt)  # a GPU affords the system prompt and the gateway tool schemas
 fi
+: "${LR:=1e-4}" "${MINI_BATCHES:=4}" "${TEMPERATURE:=0.8}" "${MAX_TURNS:=4}"
 LIB_ARGS=()
 [[ -n "$LIBRARY" ]] && LIB_ARGS=(--library "$LIBRARY")
 
@@ -61,6 +64,7 @@ LIB_ARGS=()
     "${LIB_ARGS[@]}" --out "$OUT" --device "$DEVICE" "${PROMPT[@]}" \
     --steps "$STEPS" --group-size "$GROUP" --n-train "$N_TRAIN" --n-heldout "$N_HELDOUT" \
     --pool "$POOL" --max-len "$MAX_LEN" --sft-steps "$SFT_STEPS" --hidden "$HIDDEN" --layers "$LAYERS" \
+    --lr "$LR" --mini-batches "$MINI_BATCHES" --temperature "$TEMPERATURE" --max-turns "$MAX_TURNS" \
     --eval-every 4 --plot
 } 2>&1 | tee "$OUT/run.log"
 exit "${PIPESTATUS[0]}"
