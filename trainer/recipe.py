@@ -1,4 +1,4 @@
-"""SFT then GRPO on a fixed task set, against the real orchestrator: a learning signal you can see.
+"""SFT then GRPO on a fixed task set, against the real orchestrator: meant to show a learning signal.
 
     python -m trainer.recipe --out out/recipe                      # the starter library, CPU or GPU
     python -m trainer.recipe --library DIR --steps 8 --device cpu
@@ -14,7 +14,8 @@
 4. SFT warm start: ``--sft-steps`` steps of assistant-only cross-entropy.
 5. GRPO: each step plays every training task ``--group-size`` times (gateway mode, batched turns,
    trainer/recipe_rollout.py), takes the group rewards from the orchestrator's board (CFRR), and
-   updates with verl's advantage and PPO-clip loss. Held-out tasks are played (never trained on)
+   updates with verl's advantage and PPO-clip loss (mini-batches of whole groups, its own AdamW,
+   log-probs at the sampling temperature). Held-out tasks are played (never trained on)
    every ``--eval-every`` steps. After the last update both sets are played once more (step N).
 
 Logs: ``OUT/metrics.jsonl`` (one line per step: reward mean, completion rate, tool calls per
@@ -74,7 +75,7 @@ class RecipeConfig:
     sft_lr: float = 5e-3
     steps: int = 8
     group_size: int = 8
-    lr: float = 1e-4
+    lr: float = 5e-5
     ppo_epochs: int = 2
     mini_batches: int = 4  # optimizer steps per PPO epoch (whole groups each), like ppo_mini_batch_size
     eval_every: int = 0  # 0: only at step 0 and after the last update
@@ -293,7 +294,7 @@ def main(
     sft_lr: float = 5e-3,
     steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 8,
     group_size: Annotated[int, typer.Option(min=2, help="Rollouts per task (GRPO group).")] = 8,
-    lr: float = 1e-4,
+    lr: float = 5e-5,
     ppo_epochs: Annotated[int, typer.Option(min=1)] = 2,
     mini_batches: Annotated[
         int, typer.Option(min=1, help="Optimizer steps per PPO epoch (each on whole groups).")

@@ -12,7 +12,7 @@
 #                                                                    # the same plumbing at CPU-test scale
 # Needs: pip install -e '.[smoke]' and a built library (default: the starter library, generated_services/).
 # Knobs (environment, GPU scale defaults): STEPS=16 GROUP=8 N_TRAIN=24 N_HELDOUT=12 POOL=96 MAX_LEN=3
-# SFT_STEPS=150 HIDDEN=512 LAYERS=4 LR=1e-4 MINI_BATCHES=4 TEMPERATURE=0.8 MAX_TURNS=4
+# SFT_STEPS=150 HIDDEN=512 LAYERS=4 LR=5e-5 MINI_BATCHES=4 TEMPERATURE=0.8 MAX_TURNS=4
 # TIME_LIMIT=570 (seconds; the run is killed past it, the log kept). LR, MINI_BATCHES, TEMPERATURE
 # and MAX_TURNS are the CPU recipe's (docs/training.md says why); they are untried at GPU scale.
 set -euo pipefail
@@ -53,7 +53,7 @@ else
   : "${SFT_STEPS:=150}" "${HIDDEN:=512}" "${LAYERS:=4}" "${TIME_LIMIT:=570}"
   PROMPT=(--full-prompt)  # a GPU affords the system prompt and the gateway tool schemas
 fi
-: "${LR:=1e-4}" "${MINI_BATCHES:=4}" "${TEMPERATURE:=0.8}" "${MAX_TURNS:=4}"
+: "${LR:=5e-5}" "${MINI_BATCHES:=4}" "${TEMPERATURE:=0.8}" "${MAX_TURNS:=4}"
 LIB_ARGS=()
 [[ -n "$LIBRARY" ]] && LIB_ARGS=(--library "$LIBRARY")
 
