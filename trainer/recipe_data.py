@@ -73,7 +73,10 @@ def generate_recipe_tasks(
     """``pool`` verified short tasks from the task generator (offline: no paraphrasing)."""
     from orchestrator.tasks.generate import GenerateOptions, generate_tasks
 
-    options = GenerateOptions(n=pool, seed=seed, min_len=min_len, max_len=max_len, distractors=(0, 1))
+    # one archetype per task (no chained workflows): scenarios short enough for a tiny policy
+    options = GenerateOptions(
+        n=pool, seed=seed, min_len=min_len, max_len=max_len, distractors=(0, 1), chain_rate=0.0
+    )
     tasks, report = generate_tasks(runtimes, options)
     if not tasks:
         raise SmokeSetupError(
