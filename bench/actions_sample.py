@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import sys
 import tempfile
@@ -85,6 +86,23 @@ def _summary(pairs: list[tuple[ServiceManifest, VerifyReport]]) -> dict[str, obj
     }
 
 
+def _dump(pairs: list[tuple[ServiceManifest, VerifyReport]], path: Path) -> None:
+    """Per service and tool: backend, passed, and why a tool is not stateful (for comparing runs)."""
+    rows = {
+        m.name: [
+            {
+                "tool": t.name,
+                "backend": c.backend,
+                "passed": c.passed,
+                "why": t.simulated_reason if c.backend == "simulated" else c.failure,
+            }
+            for t, c in zip(m.tools, r.tools, strict=True)
+        ]
+        for m, r in pairs
+    }
+    path.write_text(json.dumps(rows, indent=1, sort_keys=True))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -105,6 +123,7 @@ def main() -> int:
             pairs.append((runtime.manifest, asyncio.run(verify_runtime(runtime))))
             bar.advance(task)
     s = _summary(pairs)
+    _dump(pairs, out / "actions_sample.json")
     tools, stateful, writes, effective = s["tools"], s["stateful"], s["writes"], s["effective"]
     assert isinstance(tools, int) and isinstance(stateful, int) and isinstance(writes, int)
     assert isinstance(effective, int)

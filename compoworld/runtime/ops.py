@@ -92,6 +92,10 @@ def _check_refs(store: StateStore, table: EntityTable, episode: Episode, values:
 
 
 def _row(table: EntityTable, episode: Episode, key: Any) -> dict[str, Any]:
+    if isinstance(key, (list, dict)):  # a key argument declared as an array or object
+        raise ToolFailure(
+            "invalid_arguments", f"{table.entity.name} key must be one value, not {key!r}"[:300]
+        )
     row = episode.conn.execute(table.sql_get, (key,)).fetchone()
     if row is None:
         raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")

@@ -13,6 +13,7 @@ from compoworld.manifest import EntityDef
 from compoworld.specs.model import ServiceSpec
 from compoworld.synth.drafts import finalize_entities
 from compoworld.synth.resources import Target, rest_entities
+from compoworld.synth.rpcpaths import read_by_name, rpc_tools
 from compoworld.synth.toolnames import tool_entities
 
 __all__ = ["EntityInference", "Target", "infer_entities"]
@@ -40,6 +41,15 @@ def infer_entities(spec: ServiceSpec) -> EntityInference:
     """Entities and tool targets of one service, deterministic for a given spec."""
     if spec.source_kind in ("openapi3", "swagger2") and not _rpc_style(spec):
         drafts, targets = rest_entities(spec)
+        named = rpc_tools(spec, targets, {d.name for d in drafts})
+        if named:  # operations whose paths are names (``/createAccountHolder``): read by name
+            drafts, targets = rest_entities(
+                spec.model_copy(update={"tools": [t for t in spec.tools if t.name not in named]})
+            )
+            more, by_name = read_by_name(spec, named)
+            taken = {d.name for d in drafts}
+            drafts += [d for d in more if d.name not in taken]
+            targets.update(by_name)
     else:
         drafts, targets = tool_entities(spec)
     return EntityInference(finalize_entities(drafts), targets)

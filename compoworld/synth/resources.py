@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from compoworld.manifest import Operation
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.specs.shapes import json_type
-from compoworld.specs.words import entity_name, split_words
+from compoworld.specs.words import entity_for_schema, entity_name, split_words
 from compoworld.synth.drafts import EntityDraft, FieldDraft
 from compoworld.synth.naming import identifier, match_key, snake
 from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, PathShape, is_plural, parse_path
@@ -38,6 +38,8 @@ _GENERIC = {
     "info",
     "detail",
 }
+#: Last words of a path literal that name the endpoint rather than the entity.
+_ENDPOINT_WORDS = frozenset({"api", "apis", "controller", "endpoint", "endpoints"})
 
 
 @dataclass
@@ -71,7 +73,11 @@ class _Key:
 
 
 def entity_name_for(literal: str) -> str:
-    """Singular snake entity name of a collection literal (a valid identifier)."""
+    """Singular snake entity name of a collection literal (a valid identifier); a trailing ``Api``
+    or ``Controller`` names the endpoint, not the entity (``/v1/ProductsApi`` -> ``product``)."""
+    words = split_words(literal)
+    if len(words) > 1 and words[-1] in _ENDPOINT_WORDS:
+        literal = "_".join(words[:-1])
     name = entity_name(literal) or "item"
     return identifier(name, fallback="item").lower().rstrip("_") or "item"
 
@@ -168,20 +174,52 @@ class _Accepted:
     schema_owner: dict[str, str] = field(default_factory=dict)
 
 
+def _generic_schemas(keys: dict[str, _Key]) -> set[str]:
+    """Schemas that the reads of three or more differently named collections return (a catch-all
+    response type such as BBC iBL's ``ibl``): they say nothing about which entity a key is."""
+    literals: dict[str, set[str]] = {}
+    for k in keys.values():
+        for o in k.ops:
+            if o.resp_name and (o.tool.method or "").upper() == "GET":
+                literals.setdefault(o.resp_name, set()).add(entity_name_for(k.literal))
+    return {name for name, found in literals.items() if len(found) >= 3}
+
+
+def _qualified(k: _Key, name: str, schema_name: str | None) -> str | None:
+    """Another name for a collection whose plain name is taken by a different entity: its schema's
+    entity (``DesignerTemplate``), else the literal before it (``/designer/templates``)."""
+    if schema_name:
+        candidate = identifier(entity_for_schema(schema_name) or "", fallback="").lower()
+        if candidate and candidate != name:
+            return candidate
+    segments = [s for s in k.key.strip("/").split("/") if s != "{}"]
+    if len(segments) >= 2 and segments[-2].lower() not in NON_RESOURCES:
+        before = entity_name_for(segments[-2])
+        if before and before != name:
+            return f"{before}_{name}"
+    return None
+
+
 def _accept(keys: dict[str, _Key]) -> _Accepted:
-    """Decide which collection keys are entities, strongest keys first; merge same-named agreeing keys."""
+    """Decide which collection keys are entities, strongest keys first. Keys of the same name merge
+    when their schemas agree (``/refunds``, ``/payments/{id}/refunds``; both unknown agrees too);
+    one whose schema differs takes a qualified name (``/designer/templates``: ``designer_template``)."""
     out = _Accepted()
+    generic = _generic_schemas(keys)
     for k in sorted(keys.values(), key=_score):
         if not _is_entity(k):
             continue
         schema_name = _schema_vote(k)
+        if schema_name in generic:
+            schema_name = None
         name = _maybe_rename(entity_name_for(k.literal), schema_name)
         if schema_name and out.schema_owner.get(schema_name, name) != name:
             continue
-        if name in out.schema_of:
-            known = out.schema_of[name]
-            if not (known and schema_name and known == schema_name):
+        if name in out.schema_of and out.schema_of[name] != schema_name:
+            other = _qualified(k, name, schema_name)
+            if other is None or other in out.schema_of:
                 continue
+            name = other
         out.schema_of[name] = schema_name
         if schema_name:
             out.schema_owner[schema_name] = name

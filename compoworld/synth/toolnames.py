@@ -8,6 +8,7 @@ enum) is an action.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from compoworld.manifest import Operation
@@ -109,12 +110,14 @@ def parse_tool_name(name: str) -> ParsedName:
 def find_id_param(tool: ToolSpec, entity: str) -> FieldSpec | None:
     """The argument naming a row: ``id``, ``<entity>_id``/``<entity>Id``, or one tagged ``id:<entity>``."""
     wanted = {match_key("id")} | {
-        match_key(f"{entity}_{suffix}") for suffix in ("id", "key", "uuid", "arn", "name")
+        match_key(f"{entity}_{suffix}")
+        for suffix in ("id", "key", "uuid", "arn", "name", "code", "number", "sid")
     }
-    for p in tool.params:
+    scalars = [p for p in tool.params if json_type(p.json_schema) not in ("array", "object")]
+    for p in scalars:
         if match_key(p.name) in wanted or p.semantic == f"id:{entity}":
             return p
-    required_ids = [p for p in tool.params if p.required and split_words(p.name)[-1:] == ["id"]]
+    required_ids = [p for p in scalars if p.required and split_words(p.name)[-1:] == ["id"]]
     return required_ids[0] if len(required_ids) == 1 else None
 
 
@@ -137,9 +140,12 @@ def _nested_body(tool: ToolSpec, entity: str) -> FieldSpec | None:
     return objects[0] if len(objects) == 1 and len(tool.params) <= 2 else None
 
 
-def tool_entities(spec: ServiceSpec) -> tuple[list[EntityDraft], dict[str, Target]]:
-    """Entity drafts and per-tool targets of a service whose tools have no REST paths."""
-    parsed = {t.name: parse_tool_name(t.original_name or t.name) for t in spec.tools}
+def tool_entities(
+    spec: ServiceSpec, parse: Callable[[ToolSpec], ParsedName] | None = None
+) -> tuple[list[EntityDraft], dict[str, Target]]:
+    """Entity drafts and per-tool targets of tools read by their names (MCP and function tools,
+    RPC-style REST operations with ``parse`` = ``compoworld.synth.rpcpaths.parse_rest_name``)."""
+    parsed = {t.name: (parse(t) if parse else parse_tool_name(t.original_name or t.name)) for t in spec.tools}
     drafts: dict[str, EntityDraft] = {}
     for tool in spec.tools:
         p = parsed[tool.name]

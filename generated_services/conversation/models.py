@@ -43,6 +43,7 @@ class ConversationBase(_Model):
 
     links: Any = Field(default=None, sa_column=Column(JSON))
     name: str | None = Field(default=None, description='Unique name for a conversation')
+    uuid: str | None = Field(default=None, description='The unique identifier for this conversation')
     display_name: str | None = Field(default=None, description='The display name for the conversation. It does not have to be unique')
     image_url: str | None = Field(default=None, description="A link to an image for conversations' and users' avatars")
     properties: Any = Field(default=None, sa_column=Column(JSON), description='Conversation properties')
@@ -51,6 +52,10 @@ class ConversationBase(_Model):
     numbers: Any = Field(default=None, sa_column=Column(JSON))
     sequence_number: str | None = Field(default=None, description='The last Event ID in this conversation. This ID can be used to [retrieve a specific event](#getEvent)')
     timestamp: Any = Field(default=None, sa_column=Column(JSON))
+    href: str | None = Field(default=None, description='A link towards a resources included in Conversation API')
+    member_id: str | None = Field(default=None, description='Member ID')
+    state: str | None = Field(default=None, description='The state that the member is in. Possible values are `invited`, `joined`, `left`, or `unknown`')
+    user_id: str | None = Field(default=None, description='User ID')
 
 
 class Conversation(ConversationBase, table=True):
@@ -58,7 +63,7 @@ class Conversation(ConversationBase, table=True):
 
     __tablename__ = 'conversation'
 
-    uuid: str = Field(primary_key=True, description='The unique identifier for this conversation')
+    id: str = Field(primary_key=True, description='The unique identifier for this conversation')
 
 
 # -- event (38 seed rows) --

@@ -1,6 +1,7 @@
 CREATE TABLE conversation (
 	links JSON, 
 	name VARCHAR, 
+	uuid VARCHAR, 
 	display_name VARCHAR, 
 	image_url VARCHAR, 
 	properties JSON, 
@@ -9,8 +10,12 @@ CREATE TABLE conversation (
 	numbers JSON, 
 	sequence_number VARCHAR, 
 	timestamp JSON, 
-	uuid VARCHAR NOT NULL, 
-	PRIMARY KEY (uuid)
+	href VARCHAR, 
+	member_id VARCHAR, 
+	state VARCHAR, 
+	user_id VARCHAR, 
+	id VARCHAR NOT NULL, 
+	PRIMARY KEY (id)
 );
 
 CREATE TABLE event (

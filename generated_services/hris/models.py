@@ -20,6 +20,10 @@ __all__ = [
     "DepartmentBase",
     "Employee",
     "EmployeeBase",
+    "EmployeePayroll",
+    "EmployeePayrollBase",
+    "EmployeeSchedule",
+    "EmployeeScheduleBase",
     "Payroll",
     "PayrollBase",
     "TimeOffRequest",
@@ -146,6 +150,49 @@ class Employee(EmployeeBase, table=True):
     __tablename__ = 'employee'
 
     id: str = Field(primary_key=True, description='A unique identifier for an object.')
+
+
+# -- employee_payroll (29 seed rows) --
+
+
+class EmployeePayrollBase(_Model):
+    """Writable fields of employee_payroll."""
+
+    check_date: str | None = Field(default=None, description='The date on which employees will be paid for the payroll.')
+    company_id: str | None = Field(default=None, description='The unique identifier of the company.')
+    compensations: Any = Field(default=None, sa_column=Column(JSON), description='An array of compensations for the payroll.')
+    employee_id: str | None = Field(default=None, description='ID of the employee')
+    end_date: str | None = Field(default=None, description='The end date, inclusive, of the pay period.')
+    processed: bool | None = Field(default=None, description='Whether or not the payroll has been successfully processed. Note that processed payrolls cannot be updated.')
+    processed_date: str | None = Field(default=None, description='The date the payroll was processed.')
+    start_date: str | None = Field(default=None, description='The start date, inclusive, of the pay period.')
+    totals: Any = Field(default=None, sa_column=Column(JSON), description='The overview of the payroll totals.')
+
+
+class EmployeePayroll(EmployeePayrollBase, table=True):
+    """The employee_payroll table."""
+
+    __tablename__ = 'employee_payroll'
+
+    id: str = Field(primary_key=True, description='A unique identifier for an object.')
+
+
+# -- employee_schedule (27 seed rows) --
+
+
+class EmployeeScheduleBase(_Model):
+    """Writable fields of employee_schedule."""
+
+    employee: Any = Field(default=None, sa_column=Column(JSON))
+    schedules: Any = Field(default=None, sa_column=Column(JSON))
+
+
+class EmployeeSchedule(EmployeeScheduleBase, table=True):
+    """The employee_schedule table."""
+
+    __tablename__ = 'employee_schedule'
+
+    id: str = Field(primary_key=True)
 
 
 # -- payroll (33 seed rows) --

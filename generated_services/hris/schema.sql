@@ -78,6 +78,27 @@ CREATE TABLE employee (
 	PRIMARY KEY (id)
 );
 
+CREATE TABLE employee_payroll (
+	check_date VARCHAR, 
+	company_id VARCHAR, 
+	compensations JSON, 
+	employee_id VARCHAR, 
+	end_date VARCHAR, 
+	processed BOOLEAN, 
+	processed_date VARCHAR, 
+	start_date VARCHAR, 
+	totals JSON, 
+	id VARCHAR NOT NULL, 
+	PRIMARY KEY (id)
+);
+
+CREATE TABLE employee_schedule (
+	employee JSON, 
+	schedules JSON, 
+	id VARCHAR NOT NULL, 
+	PRIMARY KEY (id)
+);
+
 CREATE TABLE payroll (
 	check_date VARCHAR, 
 	company_id VARCHAR, 

@@ -22,6 +22,8 @@ __all__ = [
     "OptoutBase",
     "Report",
     "ReportBase",
+    "ReportMessage",
+    "ReportMessageBase",
     "VirtualNumber",
     "VirtualNumberBase",
 ]
@@ -120,6 +122,26 @@ class Report(ReportBase, table=True):
     __tablename__ = 'report'
 
     reportId: str = Field(primary_key=True, description='Use this UUID to fetch your report with the GET /reports/{reportId} endpoint.')
+
+
+# -- report_message (36 seed rows) --
+
+
+class ReportMessageBase(_Model):
+    """Writable fields of report_message."""
+
+    endDate: str = Field(description='Type the end date (inclusive) of your reporting period here. Your endDate must be a date in the past, and less than thre')
+    filter: str | None = Field(default=None, description='Filter your messages report by: * tag - use one of the tags assigned to your message(s) * number - either the Virtual Nu')
+    reportCallbackUrl: str | None = Field(default=None, description='Tell us the callbackUrl you want us to notify when your report is ready for download. Sample callback response: <pre><co')
+    startDate: str = Field(description='Set the time period you want to generate a report for by typing the start date (inclusive) here. Note that we only retai')
+
+
+class ReportMessage(ReportMessageBase, table=True):
+    """The report_message table."""
+
+    __tablename__ = 'report_message'
+
+    id: str = Field(primary_key=True)
 
 
 # -- virtual_number (28 seed rows) --

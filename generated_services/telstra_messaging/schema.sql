@@ -41,6 +41,15 @@ CREATE TABLE report (
 	PRIMARY KEY ("reportId")
 );
 
+CREATE TABLE report_message (
+	"endDate" VARCHAR NOT NULL, 
+	filter VARCHAR, 
+	"reportCallbackUrl" VARCHAR, 
+	"startDate" VARCHAR NOT NULL, 
+	id VARCHAR NOT NULL, 
+	PRIMARY KEY (id)
+);
+
 CREATE TABLE virtual_number (
 	"lastUse" VARCHAR, 
 	"replyCallbackUrl" VARCHAR, 

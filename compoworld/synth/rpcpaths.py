@@ -1,0 +1,133 @@
+"""REST operations whose paths are operation names, read by those names as MCP tools are.
+
+``POST /createAccountHolder``, ``POST /getAccountHolder``, ``/v1/ProductsApi/List`` and
+``GET /{format}/GamesByDate/{date}`` name no collection: their path (or operationId) spells a verb
+and an entity. Where the resource structure finds no entity for such an operation, or finds one
+named after the verb itself (``/deleteBankAccounts`` read as a collection ``delete_bank_account``),
+the operation is read by its name (``compoworld.synth.toolnames``): ``createAccountHolder`` and
+``getAccountHolder`` bind to one entity ``account_holder`` whose columns come from the request and
+response schemas. A verbless ``GET`` (a data feed) reads the entity its name starts with:
+``GamesByDate`` lists ``game`` rows, filtered by the date.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compoworld.specs.model import ServiceSpec, ToolSpec
+from compoworld.specs.words import entity_name, split_words
+from compoworld.synth.drafts import EntityDraft
+from compoworld.synth.naming import identifier
+from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES
+from compoworld.synth.resources import Target
+from compoworld.synth.schemas import unwrap
+from compoworld.synth.toolnames import (
+    READ_ACTION_VERBS,
+    VERBS,
+    ParsedName,
+    find_id_param,
+    parse_tool_name,
+    tool_entities,
+)
+
+__all__ = ["operation_name", "parse_rest_name", "read_by_name", "rpc_tools"]
+
+_VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$|^\d+$")
+_SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
+_HTTP = {"get", "post", "put", "patch", "delete", "head"}
+_STOP = {"by", "for", "from", "with", "in", "on", "of", "to", "using", "via", "and", "or", "as"}
+#: Words of a path literal that qualify no entity (``ProductsApi``, ``KeysService``).
+_NOISE = {"api", "apis", "service", "services", "rest", "rpc", "endpoint", "v"}
+_VERB_WORDS = frozenset(VERBS) | ACTION_VERBS | READ_ACTION_VERBS | {"send", "publish", "invite"}
+
+
+def _literals(path: str) -> list[str]:
+    """The literal segments of a path (version and generic segments aside), dotted names split."""
+    out: list[str] = []
+    for raw in path.split("?")[0].strip("/").split("/"):
+        segment = _SUFFIX.sub("", raw)
+        if not segment or "{" in segment or _VERSION.match(segment) or segment.lower() in NON_RESOURCES:
+            continue
+        out.append(segment.rsplit(".", 1)[-1])
+    return out
+
+
+def operation_name(path: str | None) -> str | None:
+    """The operation a path spells: ``/createAccountHolder`` -> ``createAccountHolder``,
+    ``/v1/ProductsApi/List`` -> ``list_products``; None for a resource-shaped path."""
+    literals = _literals(path or "")
+    if not literals:
+        return None
+    words = split_words(literals[-1])
+    if not words or words[0] not in _VERB_WORDS:
+        return None
+    if len(words) >= 2 and words[1] not in _STOP:
+        return literals[-1]
+    if len(words) == 1 and len(literals) >= 2:  # ``/ProductsApi/List``: the verb after its entity
+        noun = [w for w in split_words(literals[-2]) if w not in _NOISE]
+        if noun and noun[0] not in _VERB_WORDS:
+            return "_".join([words[0], *noun])
+    return None
+
+
+def _own_name(tool: ToolSpec) -> str:
+    """The operationId, without a leading HTTP method (``post-checkAccountHolder``)."""
+    words = split_words(tool.original_name or tool.name)
+    if tool.method and words[:1] and words[0] in _HTTP and len(words) > 1:
+        words = words[1:]
+    return "_".join(words)
+
+
+def parse_rest_name(tool: ToolSpec) -> ParsedName:
+    """Operation and entity of a REST operation read by name (path first, then operationId)."""
+    words = [w for w in split_words(operation_name(tool.path) or _own_name(tool)) if w not in _NOISE]
+    name = "_".join(words)
+    parsed = parse_tool_name(name)
+    method = (tool.method or "").upper()
+    found = unwrap(tool.output_schema)
+    is_list = found is not None and found.is_list
+    if method == "GET" and parsed.verb not in VERBS and parsed.verb not in _VERB_WORDS:
+        noun = []  # a data feed: ``GamesByDate``, ``InjuredPlayers``
+        for word in split_words(name):
+            if word in _STOP:
+                break
+            if word not in _NOISE:
+                noun.append(word)
+        entity = entity_name("_".join(noun)) if noun else None
+        if entity:
+            entity = identifier(entity).lower()
+        parsed = ParsedName("list" if is_list else "read", entity, "get")
+    if method == "GET" and parsed.operation == "read" and is_list:
+        return ParsedName("list", parsed.entity, parsed.verb)
+    no_row = parsed.entity is not None and find_id_param(tool, parsed.entity) is None
+    if parsed.operation in ("read", "update", "delete") and no_row:  # a report, a computed answer
+        return ParsedName("action", parsed.entity, parsed.verb)
+    return parsed
+
+
+def rpc_tools(spec: ServiceSpec, targets: dict[str, Target], entities: set[str]) -> set[str]:
+    """Tools the resource structure could not read: no entity (or one it dropped for want of
+    fields, ``/{format}/GamesByDate/{date}``), or an entity named by a verb."""
+    out: set[str] = set()
+    for tool in spec.tools:
+        target = targets.get(tool.name)
+        if target is None or not tool.path:
+            continue
+        orphan = target.operation == "action" and (target.entity is None or target.entity not in entities)
+        name = operation_name(tool.path)
+        verb = split_words(name)[:1] if name else []
+        verb_named = (  # ``/deleteBankAccounts`` is no collection ``delete_bank_account``
+            target.entity is not None
+            and bool(verb)
+            and verb[0] in VERBS
+            and split_words(target.entity)[:1] == verb
+        )
+        if orphan or verb_named:
+            out.add(tool.name)
+    return out
+
+
+def read_by_name(spec: ServiceSpec, names: set[str]) -> tuple[list[EntityDraft], dict[str, Target]]:
+    """Entity drafts and targets of the named tools of a REST service, read by their names."""
+    subset = spec.model_copy(update={"tools": [t for t in spec.tools if t.name in names]})
+    return tool_entities(subset, parse=parse_rest_name)
