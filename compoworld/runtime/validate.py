@@ -13,7 +13,7 @@ from typing import Any
 
 from compoworld.patterns import first_error, schema_validator
 
-__all__ = ["ArgsValidator", "ArgumentError", "coerce_text"]
+__all__ = ["ArgsValidator", "ArgumentError", "coerce_text", "json_schema_nullable"]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -85,6 +85,42 @@ _DEEP_KEYS = (
 )
 
 
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_ONE = ("items", "additionalProperties", "not", "contains")
+
+
+def json_schema_nullable(schema: Any) -> Any:
+    """The schema with OpenAPI's ``nullable: true`` said the JSON Schema way (``null`` among the
+    types, and in the enum), at every depth: jsonschema ignores ``nullable``, so a nested nullable
+    field would refuse the ``null`` its spec allows."""
+    if isinstance(schema, list):
+        return [json_schema_nullable(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: json_schema_nullable(v) for k, v in out[key].items()}
+    for key in (*_SUBSCHEMA_LISTS, *_SUBSCHEMA_ONE):
+        if key in out:
+            out[key] = json_schema_nullable(out[key])
+    if out.get("nullable") is True:
+        raw = out.get("type")
+        if isinstance(raw, str) and raw != "null":
+            out["type"] = [raw, "null"]
+        elif isinstance(raw, list) and "null" not in raw:
+            out["type"] = [*raw, "null"]
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+        for key in ("anyOf", "oneOf"):
+            if isinstance(out.get(key), list) and not any(
+                isinstance(s, dict) and s.get("type") == "null" for s in out[key]
+            ):
+                out[key] = [*out[key], {"type": "null"}]
+    return out
+
+
 def _needs_deep_check(schema: dict[str, Any]) -> bool:
     """Constraints beyond type and enum (nested structure, ranges, lengths, patterns)."""
     return any(k in schema for k in _DEEP_KEYS)
@@ -95,7 +131,7 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     enum: list[Any] = schema["enum"] if isinstance(schema.get("enum"), list) else []
     enum_set = {repr(v) for v in enum} if enum else None
     # an upstream schema quirk (an invalid schema) leaves the type and enum checks standing
-    deep = schema_validator(schema) if _needs_deep_check(schema) else None
+    deep = schema_validator(json_schema_nullable(schema)) if _needs_deep_check(schema) else None
     type_label = " or ".join(sorted(types)) or "any"
 
     def check(value: Any) -> None:

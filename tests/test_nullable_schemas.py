@@ -1,0 +1,123 @@
+"""Schemas that tell the truth about null: wherever a starter tool's schema declares a field
+``nullable`` (at any depth), the runtime's validator accepts ``null`` there; where it does not, the
+validator refuses it. Each position is checked with a witness argument built from the schema itself
+(required fields filled in, the path to the position included)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+
+from compoworld.runtime.validate import ArgsValidator, ArgumentError, json_schema_nullable
+from compoworld.settings import bundled_library
+
+Path_ = tuple[str, ...]
+
+
+def _example(schema: dict[str, Any], force: Path_ = ()) -> Any:
+    """A small value the schema admits; the properties along ``force`` are always present."""
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return next((v for v in schema["enum"] if v is not None), schema["enum"][0])
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key) and isinstance(schema[key][0], dict) and "type" not in schema:
+            return _example(schema[key][0], force)
+    kind = schema.get("type")
+    kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties") or {}
+        want = [p for p in schema.get("required") or [] if p in props]
+        if force and force[0] == "properties" and force[1] not in want:
+            want.append(force[1])
+        return {p: _example(props[p], force[2:] if force[:2] == ("properties", p) else ()) for p in want}
+    if kind == "array":
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        n = max(1, int(schema.get("minItems") or 1))
+        return [_example(items, force[1:] if force[:1] == ("items",) else ()) for _ in range(n)]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        return int(low) + 1 if kind == "integer" else float(low) + 1.0
+    if kind == "boolean":
+        return True
+    if kind == "string":
+        fmt = schema.get("format")
+        text = {"date": "2026-01-15", "date-time": "2026-01-15T10:00:00Z", "email": "a@example.com"}.get(
+            fmt, "x"
+        )
+        return (
+            text * max(1, int(schema.get("minLength") or 1))
+            if fmt not in ("date", "date-time", "email")
+            else text
+        )
+    return "x"
+
+
+def _set(value: Any, path: Path_, leaf: Any) -> Any:
+    """``value`` with the position at ``path`` (schema keywords) replaced by ``leaf``."""
+    if not path:
+        return leaf
+    if path[0] == "properties":
+        return {**value, path[1]: _set(value[path[1]], path[2:], leaf)}
+    return [_set(value[0], path[1:], leaf), *value[1:]]
+
+
+def _positions(schema: dict[str, Any], path: Path_ = ()) -> list[tuple[Path_, dict[str, Any]]]:
+    """Every nested property position under a top-level field (through properties and items)."""
+    out: list[tuple[Path_, dict[str, Any]]] = []
+    for name, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, dict):
+            here = (*path, "properties", name)
+            out += [(here, sub), *_positions(sub, here)]
+    if isinstance(schema.get("items"), dict):
+        out += _positions(schema["items"], (*path, "items"))
+    return out
+
+
+def _accepts(check: Any, value: Any) -> bool:
+    try:
+        check(value)
+    except ArgumentError:
+        return False
+    return True
+
+
+def test_nested_nullable_fields_accept_null_and_the_others_refuse_it() -> None:
+    accepted = refused = 0
+    wrong: list[str] = []
+    for manifest in sorted(bundled_library().glob("*/manifest.json")):
+        for tool in json.loads(manifest.read_text())["tools"]:
+            validator = ArgsValidator(tool["input_schema"])
+            for field, fschema in validator.properties.items():
+                check = validator._checks[field]
+                for path, sub in _positions(fschema):
+                    witness = _example(fschema, path)
+                    if not _accepts(check, witness):
+                        continue  # the witness builder could not satisfy this schema: no verdict
+                    with_null = _set(witness, path, None)
+                    truth = jsonschema.Draft202012Validator(json_schema_nullable(fschema)).is_valid(with_null)
+                    if _accepts(check, with_null) != truth:
+                        wrong.append(f"{manifest.parent.name}.{tool['name']}.{field}{'/'.join(path)}")
+                    elif sub.get("nullable") is True:
+                        accepted += 1
+                    elif truth is False:
+                        refused += 1
+    print(f"nullable positions accepted {accepted}, non-nullable refused {refused}, wrong {len(wrong)}")
+    assert wrong == []
+    assert accepted >= 100 and refused >= 100, (accepted, refused)
+
+
+def test_the_nullable_conversion_covers_types_enums_and_unions() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "nullable": True},
+            "b": {"type": "string", "enum": ["x"], "nullable": True},
+            "c": {"anyOf": [{"type": "string"}], "nullable": True},
+            "d": {"type": "array", "items": {"type": "integer", "nullable": True}},
+            "e": {"type": "string"},
+        },
+    }
+    v = jsonschema.Draft202012Validator(json_schema_nullable(schema))
+    assert v.is_valid({"a": None, "b": None, "c": None, "d": [None, 1]})
+    assert not v.is_valid({"e": None}) and not v.is_valid({"b": "y"})
