@@ -60,6 +60,8 @@ pytestmark = pytest.mark.verl
 BASE_URL = "http://127.0.0.1:8000"
 REPO = Path(__file__).resolve().parents[1]
 SERVICES = ("crm", "desk", "mail")
+# one admin token for the services and the orchestrator they are reached from (none is built in)
+SETTINGS = Settings(admin_token="verl-loop-token")
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +180,7 @@ class Harness:
         return httpx.ASGITransport(app=self.app)
 
     async def get(self, path: str, *, admin: bool = False) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {Settings().admin_token}"} if admin else {}
+        headers = {"Authorization": f"Bearer {SETTINGS.admin_token}"} if admin else {}
         async with httpx.AsyncClient(transport=self.transport(), base_url=BASE_URL) as http:
             return await http.get(path, headers=headers)
 
@@ -215,7 +217,7 @@ class Harness:
 def _real_app(tmp_path: Path) -> Any:
     write_library(tmp_path / "lib", SERVICES)
     write_tasks(tmp_path / "tasks.jsonl", [rollout_task(), task_update()])
-    app, _ = build_embedded_app(tmp_path / "lib", Settings(), tmp_path / "tasks.jsonl")
+    app, _ = build_embedded_app(tmp_path / "lib", SETTINGS, tmp_path / "tasks.jsonl")
     return app
 
 
@@ -422,7 +424,7 @@ async def test_dead_service_fails_the_open_and_masks_the_rollout(tokenizer: Any,
     write_tasks(tmp_path / "tasks.jsonl", [rollout_task()])
     dead = f"http://127.0.0.1:{free_port()}"
     app = create_orchestrator_app(
-        Settings(), tmp_path / "tasks.jsonl", urls={svc: [dead] for svc in SERVICES}
+        SETTINGS, tmp_path / "tasks.jsonl", urls={svc: [dead] for svc in SERVICES}
     )
     llm = ScriptedLLM(tokenizer, scripts_for(rollout_task()))
     start = time.monotonic()
@@ -485,7 +487,7 @@ class LosingState(ScriptedLLM):
 
     async def generate(self, request_id: str, **kw: Any) -> Any:
         if self.turn.get(request_id) == 1:
-            headers = {"Authorization": f"Bearer {Settings().admin_token}"}
+            headers = {"Authorization": f"Bearer {SETTINGS.admin_token}"}
             transport = httpx.ASGITransport(app=self.app)
             async with httpx.AsyncClient(transport=transport, base_url=BASE_URL, headers=headers) as http:
                 for eid in (await http.get("/services/crm/admin/episodes")).json()["episodes"]:
@@ -544,8 +546,8 @@ async def test_episode_ending_at_max_steps_terminates_the_rollout_and_is_graded(
     """The real orchestrator with max_steps=1: the first step finishes the episode (done)."""
     write_tasks(tmp_path / "tasks.jsonl", [rollout_task()])
     services = runtimes(tmp_path / "lib", SERVICES)
-    app = create_library_app(services, Settings())
-    attach_orchestrator(app, services, Settings(), tmp_path / "tasks.jsonl", OrchestratorConfig(max_steps=1))
+    app = create_library_app(services, SETTINGS)
+    attach_orchestrator(app, services, SETTINGS, tmp_path / "tasks.jsonl", OrchestratorConfig(max_steps=1))
     llm, (out,) = await _run_group(tokenizer, app, rollout_task(), ["solver"], "short")
     assert len(llm.generated["solver"]) == 1  # no generation after the episode said done
     assert out.extra_fields["compo_abort_reason"] == ""
