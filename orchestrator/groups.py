@@ -168,8 +168,18 @@ class GroupBoard:
         return stale
 
     async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None:
-        """The orchestrator's grading of an ended episode (``None``: aborted), kept ``ttl_s``."""
-        self._outcomes[episode_id] = (None if row is None else [bool(v) for v in row], self._clock())
+        """The orchestrator's grading of an ended episode (``None``: aborted), kept ``ttl_s``.
+
+        Outcomes sit in the order they were recorded, so the expired ones are dropped here from the
+        front: memory stays bounded even when nobody ever reports (an evaluation run)."""
+        now = self._clock()
+        self._outcomes.pop(episode_id, None)
+        self._outcomes[episode_id] = (None if row is None else [bool(v) for v in row], now)
+        while self._outcomes:
+            oldest = next(iter(self._outcomes))
+            if now - self._outcomes[oldest][1] <= self._ttl_s:
+                break
+            del self._outcomes[oldest]
 
     async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None:
         """``(row,)`` as recorded when the episode ended, or None for an episode never ended here."""

@@ -215,3 +215,14 @@ async def test_close_waiters_ends_every_wait_at_once(redis_server: str, shared: 
     assert time.monotonic() - start < 2.0
     await board.aclose()
     await client.aclose()
+
+
+async def test_outcomes_nobody_reports_are_dropped_as_new_ones_arrive() -> None:
+    now = [0.0]
+    board = GroupBoard(ttl_s=10.0, clock=lambda: now[0])
+    for i in range(100):
+        await board.record_outcome(f"e{i}", [True])
+        now[0] += 1.0
+    assert await board.outcome("e0") is None and await board.outcome("e88") is None
+    assert await board.outcome("e90") == ([True],) and await board.outcome("e99") == ([True],)
+    assert len(board._outcomes) <= 11
