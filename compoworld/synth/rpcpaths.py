@@ -38,6 +38,8 @@ _HTTP = {"get", "post", "put", "patch", "delete", "head"}
 _STOP = {"by", "for", "from", "with", "in", "on", "of", "to", "using", "via", "and", "or", "as"}
 #: Words of a path literal that qualify no entity (``ProductsApi``, ``KeysService``).
 _NOISE = {"api", "apis", "service", "services", "rest", "rpc", "endpoint", "v"}
+#: Most words a data feed's name spends on its entity (``PlayerGameStats``).
+_MAX_NOUN = 4
 _VERB_WORDS = frozenset(VERBS) | ACTION_VERBS | READ_ACTION_VERBS | {"send", "publish", "invite"}
 
 
@@ -93,7 +95,8 @@ def parse_rest_name(tool: ToolSpec) -> ParsedName:
                 break
             if word not in _NOISE:
                 noun.append(word)
-        entity = entity_name("_".join(noun)) if noun else None
+        # a name of many words is a sentence (``Gets_employee_pay_statement_detail_data...``)
+        entity = entity_name("_".join(noun)) if 0 < len(noun) <= _MAX_NOUN else None
         if entity:
             entity = identifier(entity).lower()
         parsed = ParsedName("list" if is_list else "read", entity, "get")
