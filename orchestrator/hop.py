@@ -10,7 +10,8 @@ docs/design-notes.md.
 Idle keep-alive connections are dropped after ``KEEPALIVE_S`` (3 s), under uvicorn's 5 s: a
 connection the server already closed is never reused (aiohttp keeps them 15 s by default, and a
 reused dead one fails as ``ServerDisconnectedError``). A request that still meets a connection
-cut before its answer is sent once more when repeating it cannot run anything twice: GET,
+cut before its answer (``ServerDisconnectedError``, or ``ClientOSError``:
+"Can not write request body") is sent once more when repeating it cannot run anything twice: GET,
 DELETE, and tool calls that carry an ``X-Call-Id`` (a service answers a call it already ran from
 its memory of it).
 
@@ -61,6 +62,10 @@ class HopResponse:
         return json.loads(self.content)
 
 
+#: A pooled connection the server had closed: cut before the answer, or while the request was written.
+_CUT = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
+
+
 class Hop:
     """``request(method, url, json=..., headers=...)`` over a pooled keep-alive session."""
 
@@ -100,7 +105,7 @@ class Hop:
         try:
             return await self._once(method, url, json, headers, max_bytes)
         except HopError as exc:
-            if not (repeatable and isinstance(exc.__cause__, aiohttp.ServerDisconnectedError)):
+            if not (repeatable and isinstance(exc.__cause__, _CUT)):
                 raise
         return await self._once(method, url, json, headers, max_bytes)
 
