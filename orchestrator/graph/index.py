@@ -23,11 +23,13 @@ from compoworld.specs.words import split_words
 from orchestrator.graph.model import FanOut, GraphEdge, ToolNode
 from orchestrator.graph.ports import ACCEPTS
 
-__all__ = ["QUALIFIED", "RoleIndex", "link_role", "port_roles"]
+__all__ = ["QUALIFIED", "Link", "RoleIndex", "link_role", "port_roles"]
 
 #: Semantic types too generic to link on their own: the field's words qualify them.
 QUALIFIED = frozenset({"date", "date-time", "quantity", "percent"})
 _FILLER = frozenset({"at", "on", "of", "the", "a", "value", "time", "date", "datetime", "dt", "ts"})
+#: One edge as drawn: (source node index, target node index, output field, target argument, semantic).
+Link = tuple[int, int, str, str, str]
 
 
 def link_role(semantic: str, name: str) -> str:
@@ -109,27 +111,42 @@ class RoleIndex:
         other = self._draw(group.all, room, key, lambda i: nodes[i].domain == source.domain)
         return same + vertical + other
 
+    def links_of(self, source: int) -> list[Link]:
+        """The links out of node ``source`` (an index), sorted by (target id, field, argument)."""
+        nodes = self.nodes
+        node = nodes[source]
+        links: list[Link] = []
+        for out in node.outputs:
+            for i, j in self.consumers_of(node, out.path, out.semantic):
+                links.append((source, i, out.path, nodes[i].inputs[j].name, out.semantic))
+        links.sort(key=lambda link: (nodes[link[1]].id, link[2], link[3]))
+        return links
+
+    def iter_links(self) -> Iterator[Link]:
+        """All links, by source id, as plain tuples: what a pass over every edge needs, without
+        building one ``GraphEdge`` per edge (most of the cost of drawing them)."""
+        for source in range(len(self.nodes)):
+            yield from self.links_of(source)
+
+    def edge(self, link: Link) -> GraphEdge:
+        """The ``GraphEdge`` of one link."""
+        source, target = self.nodes[link[0]], self.nodes[link[1]]
+        semantic = link[4]
+        return GraphEdge.model_construct(  # many edges: skip re-validating known-good fields
+            source=source.id,
+            target=target.id,
+            field=link[2],
+            arg=link[3],
+            semantic=semantic,
+            link="id" if semantic.startswith("id:") else "value",
+            cross_service=source.service != target.service,
+        )
+
     def out_edges(self, source: ToolNode) -> list[GraphEdge]:
         """Every edge out of ``source``, sorted by (target, field, argument)."""
-        edges: list[GraphEdge] = []
-        for out in source.outputs:
-            for i, j in self.consumers_of(source, out.path, out.semantic):
-                target = self.nodes[i]
-                edges.append(
-                    GraphEdge.model_construct(  # many edges: skip re-validating known-good fields
-                        source=source.id,
-                        target=target.id,
-                        field=out.path,
-                        arg=target.inputs[j].name,
-                        semantic=out.semantic,
-                        link="id" if out.semantic.startswith("id:") else "value",
-                        cross_service=source.service != target.service,
-                    )
-                )
-        edges.sort(key=lambda e: (e.target, e.field, e.arg))
-        return edges
+        return [self.edge(link) for link in self.links_of(self.position[source.id])]
 
     def iter_edges(self) -> Iterator[GraphEdge]:
         """All edges, by source id (drawn one tool at a time: nothing is kept)."""
-        for node in self.nodes:
-            yield from self.out_edges(node)
+        for link in self.iter_links():
+            yield self.edge(link)

@@ -175,9 +175,14 @@ class ToolGraph(BaseModel):
         return graph
 
     def summary(self) -> GraphSummary:
-        """Headline numbers, from one pass over the edges (components by union-find over tools)."""
-        position = {n.id: i for i, n in enumerate(self.nodes)}
-        parent = list(range(len(self.nodes)))
+        """Headline numbers, from one pass over the links (components by union-find over tools).
+
+        The pass reads the index's plain links, never a ``GraphEdge`` per edge: building those
+        was most of its time.
+        """
+        nodes = self.nodes
+        size = len(nodes)
+        parent = list(range(size))
 
         def root(i: int) -> int:
             while parent[i] != i:
@@ -185,25 +190,27 @@ class ToolGraph(BaseModel):
                 i = parent[i]
             return i
 
-        linked = [False] * len(self.nodes)
-        pairs: set[tuple[int, int]] = set()
-        cross_pairs: set[tuple[int, int]] = set()
+        service = [n.service for n in nodes]
+        linked = [False] * size
+        pairs: set[int] = set()  # source * size + target
+        cross_pairs: set[int] = set()
         reached: set[str] = set()
         by_sem: dict[str, int] = {}
         edges = cross = 0
-        for e in self.iter_edges():
-            s, t = position[e.source], position[e.target]
+        for s, t, _field, _arg, semantic in self._index.iter_links():
             edges += 1
-            pairs.add((s, t))
+            pair = s * size + t
+            pairs.add(pair)
             linked[s] = linked[t] = True
             a, b = root(s), root(t)
             if a != b:
                 parent[max(a, b)] = min(a, b)
-            if e.cross_service:
+            if service[s] != service[t]:
                 cross += 1
-                cross_pairs.add((s, t))
-                reached.update((self.nodes[s].service, self.nodes[t].service))
-                by_sem[e.semantic] = by_sem.get(e.semantic, 0) + 1
+                cross_pairs.add(pair)
+                reached.add(service[s])
+                reached.add(service[t])
+                by_sem[semantic] = by_sem.get(semantic, 0) + 1
         groups: dict[int, list[int]] = {}
         for i in range(len(self.nodes)):
             groups.setdefault(root(i), []).append(i)
