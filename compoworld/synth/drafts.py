@@ -190,6 +190,27 @@ def _ensure_pk(draft: EntityDraft) -> str:
     return source
 
 
+#: String constraints of a path parameter that its row keys must meet to be sent on the path.
+_KEY_CONSTRAINTS = ("pattern", "minLength", "maxLength")
+
+
+def _path_constraints(draft: EntityDraft, pk: str) -> None:
+    """A key the path parameter constrains (``{id}`` with ``pattern: OB_EV\\d{1,7}``) that the
+    body field leaves free takes the parameter's constraints, so seed keys can be sent on the path."""
+    field = draft.fields.get(pk)
+    if field is None or _column_type(field.schema) != "string":
+        return
+    for p in draft.pk_params:
+        if json_type(p.json_schema) not in ("string", None):
+            continue
+        added = {
+            k: p.json_schema[k] for k in _KEY_CONSTRAINTS if k in p.json_schema and k not in field.schema
+        }
+        if added:
+            field.schema = {**field.schema, **added}
+            return
+
+
 def _is_stamp(source: str, semantic: str | None) -> bool:
     """``created_at``, ``updatedAt``, ``date_modified``, ``created``: set by the service."""
     words = split_words(source)
@@ -242,6 +263,7 @@ def _reference(source: str, semantic: str | None, own: str, names: set[str]) -> 
 
 def _build(draft: EntityDraft, names: set[str], prefix: str) -> EntityDef:
     pk = _ensure_pk(draft)
+    _path_constraints(draft, pk)
     parents = _parent_sources(draft)
     ref_sources = set(parents.values())
     kept = sorted(draft.fields.values(), key=lambda f: _rank(f, pk, ref_sources))[:MAX_COLUMNS]
