@@ -132,9 +132,9 @@ def tool_content(result: Any) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any, keep_alive_s: int = 5) -> AsyncIterator[str]:
-    """Run ``app`` with uvicorn on 127.0.0.1 and a free port; yields its base URL."""
-    port = free_port()
+async def serving(app: Any, keep_alive_s: int = 5, port: int | None = None) -> AsyncIterator[str]:
+    """Run ``app`` with uvicorn on 127.0.0.1 and ``port`` (a free one if None); yields its base URL."""
+    port = port or free_port()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_keep_alive=keep_alive_s
     )

@@ -8,16 +8,13 @@ from a re-forked seed; the others run on.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from compoworld.cli import build_embedded_app
 from compoworld.errors import ServiceUnavailable
@@ -27,7 +24,14 @@ from orchestrator.api import OpenRequest, StepRequest, ToolCall
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.tasksource import write_tasks
-from tests.orchestrator_fixture import free_port, task_create, task_update, tool_content, write_library
+from tests.orchestrator_fixture import (
+    free_port,
+    serving,
+    task_create,
+    task_update,
+    tool_content,
+    write_library,
+)
 
 TOKEN = {"Authorization": "Bearer s3cret"}
 SETTINGS = Settings(admin_token="s3cret")
@@ -38,19 +42,9 @@ def step(name: str, args: dict[str, Any]) -> StepRequest:
     return StepRequest(tool_calls=[ToolCall(id="c", name=name, arguments=args)])
 
 
-@contextlib.asynccontextmanager
-async def served(app: Any, port: int) -> AsyncIterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
+def served(app: Any, port: int) -> contextlib.AbstractAsyncContextManager[str]:
+    """The app on a fixed port, so a restarted service answers at the same URL."""
+    return serving(app, port=port)
 
 
 async def test_a_service_restart_mid_episode_aborts_the_episode_instead_of_grading_a_fresh_seed(
