@@ -19,6 +19,7 @@ from compoworld.settings import Settings
 from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
 from tests.actions_fixture import write_actions_spec
+from tests.runtime_call import call
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +31,6 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def rt(folder: Path) -> ServiceRuntime:
     return ServiceRuntime.from_folder(folder, Settings())
-
-
-def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    if ep is not None and not rt.has_episode(ep):  # forked on its first call, as the orchestrator would
-        rt.fork(ep)
-    return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 
 def rows(rt: ServiceRuntime, ep: str | None, table: str, **where: Any) -> list[dict[str, Any]]:

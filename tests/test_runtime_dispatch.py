@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
 from compoworld.runtime import ServiceRuntime
 from compoworld.settings import Settings
+from tests.runtime_call import call
 from tests.runtime_fixture import write_crm_service
 
 
 @pytest.fixture
 def crm(tmp_path: Path) -> ServiceRuntime:
     return ServiceRuntime.from_folder(write_crm_service(tmp_path), Settings())
-
-
-def call(rt: ServiceRuntime, ep: str | None, name: str, args: object) -> dict:
-    """The call's envelope (the uniform route's wire form); an episode is forked on its first call."""
-    if ep is not None and not rt.has_episode(ep):
-        rt.fork(ep)
-    return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 
 def test_create_then_read_round_trips_in_the_same_episode(crm: ServiceRuntime) -> None:

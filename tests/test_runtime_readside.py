@@ -8,7 +8,6 @@ the search and the details show; a list whose rows sit beside status fields list
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from compoworld.settings import Settings
 from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
 from tests.readside_fixture import write_readside_spec
+from tests.runtime_call import call
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +30,6 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def rt(folder: Path) -> ServiceRuntime:
     return ServiceRuntime.from_folder(folder, Settings())
-
-
-def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    if ep is not None and not rt.has_episode(ep):  # forked on its first call, as the orchestrator would
-        rt.fork(ep)
-    return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 
 def a_file(rt: ServiceRuntime) -> dict[str, Any]:

@@ -7,7 +7,6 @@ of synthesis.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from compoworld.manifest import ServiceManifest, ToolDef
 from compoworld.runtime import ServiceRuntime
 from compoworld.settings import Settings
+from tests.runtime_call import call
 from tests.runtime_fixture import crm_manifest, crm_seed
 
 HOOK = {
@@ -126,12 +126,6 @@ def rt(tmp_path: Path) -> ServiceRuntime:
     (folder / "manifest.json").write_text(world_manifest().model_dump_json(indent=2))
     (folder / "seed.json").write_text(json.dumps(crm_seed()))
     return ServiceRuntime.from_folder(folder, Settings())
-
-
-def call(rt: ServiceRuntime, ep: str | None, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    if ep is not None and not rt.has_episode(ep):  # forked on its first call, as the orchestrator would
-        rt.fork(ep)
-    return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 
 def listed(rt: ServiceRuntime, ep: str) -> dict[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ from compoworld.settings import Settings
 from compoworld.synth.build import build_service
 from compoworld.synth.rpcpaths import operation_name
 from compoworld.synth.verify import verify_runtime
+from tests.runtime_call import call
 
 _HOLDER = {
     "type": "object",
@@ -107,12 +108,6 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
     spec = root / "rpc.json"
     spec.write_text(json.dumps(_doc()))
     return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
-
-
-def call(rt: ServiceRuntime, ep: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    if not rt.has_episode(ep):
-        rt.fork(ep)
-    return asyncio.run(rt.call_tool(ep, name, args)).envelope()
 
 
 def test_operation_names_are_read_from_paths_not_resource_paths() -> None:
