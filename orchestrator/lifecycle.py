@@ -171,9 +171,15 @@ def record_to_json(rec: EpisodeRecord, *, with_messages: bool = True) -> bytes:
 
 
 def record_from_json(raw: bytes | str, messages: list[dict[str, Any]] | None = None) -> EpisodeRecord:
-    """A record from ``record_to_json``; ``messages`` given replace the stored ones (a separate log)."""
+    """A record from ``record_to_json``; ``messages`` given replace the stored ones (a separate log).
+
+    Given messages are taken as they are (decoded JSON of the store's own log), not validated
+    again: a replica reads the record on every turn, and the log only grows.
+    """
     if messages is None:
         return _RECORD.validate_json(raw)
     data = json.loads(raw)
-    data["messages"] = messages
-    return _RECORD.validate_python(data)
+    data["messages"] = []
+    rec = _RECORD.validate_python(data)
+    rec.messages = messages
+    return rec
