@@ -19,7 +19,7 @@ from orchestrator.tasks.archetypes import ARCHETYPES
 from orchestrator.tasks.paths import page_size
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.messages import send_message
-from orchestrator.tasks.scenario.scene import Scene
+from orchestrator.tasks.scenario.scene import Records, Scene
 from orchestrator.tasks.scenario.sinks import Sink, shift_date, sink_for, stamp_like
 from orchestrator.tasks.scenario.world import Table, is_day
 
@@ -65,6 +65,18 @@ def _latest(table: Table, rows: tuple[dict[str, Any], ...]) -> ColumnDef | None:
         if days.count(max(days)) == 1:
             return column
     return None
+
+
+Picker = Callable[[Table, tuple[dict[str, Any], ...]], ColumnDef | None]
+
+
+async def _records_with(scene: Scene, pick: Picker, at_least: int = 0) -> tuple[Records, ColumnDef]:
+    """The person's records in a table where ``pick`` finds a column (and at least ``at_least``
+    rows), with that column."""
+    current = await scene.use_records(lambda t, rows: len(rows) >= at_least and pick(t, rows) is not None)
+    column = pick(current.table, current.rows)
+    assert column is not None
+    return current, column
 
 
 def fits(archetype: Archetype, table: Table, rows: tuple[dict[str, Any], ...]) -> bool:
@@ -172,10 +184,8 @@ async def _report(scene: Scene) -> None:
 
 
 async def _rank(scene: Scene) -> None:
-    current = await scene.use_records(lambda t, rows: len(rows) >= 2 and _money(t, rows) is not None)
+    current, column = await _records_with(scene, _money, at_least=2)
     table, rows = current.table, current.rows
-    column = _money(table, rows)
-    assert column is not None
     values = scene.numeric(column)
     top = max(values)
     if values.count(top) != 1:
@@ -201,10 +211,8 @@ async def _rank(scene: Scene) -> None:
 
 
 async def _follow_up(scene: Scene) -> None:
-    current = await scene.use_records(lambda t, rows: _latest(t, rows) is not None)
+    current, column = await _records_with(scene, _latest)
     table, rows = current.table, current.rows
-    column = _latest(table, rows)
-    assert column is not None
     days = scene.draft.rng.choice(scene.vertical.follow_up_days)
     latest = max(str(r.get(column.name)) for r in rows)
     await scene.open_record(next(r for r in rows if str(r.get(column.name)) == latest))
@@ -224,10 +232,8 @@ async def _follow_up(scene: Scene) -> None:
 
 
 async def _schedule(scene: Scene) -> None:
-    current = await scene.use_records(lambda t, rows: _latest(t, rows) is not None)
+    current, column = await _records_with(scene, _latest)
     table, rows = current.table, current.rows
-    column = _latest(table, rows)
-    assert column is not None
     latest = max(str(r.get(column.name)) for r in rows)
     sink = _sink(scene, ("calendar", "work"), date=True)
     assert sink.date is not None
@@ -242,10 +248,8 @@ async def _schedule(scene: Scene) -> None:
 
 
 async def _escalate(scene: Scene) -> None:
-    current = await scene.use_records(lambda t, rows: _money(t, rows) is not None)
-    table, rows = current.table, current.rows
-    column = _money(table, rows)
-    assert column is not None
+    current, column = await _records_with(scene, _money)
+    table = current.table
     total = round(sum(scene.numeric(column)), 2)
     rng = scene.draft.rng
     above = [t for t in scene.vertical.thresholds if t < total]
@@ -271,10 +275,8 @@ async def _escalate(scene: Scene) -> None:
 
 
 async def _bill(scene: Scene) -> None:
-    current = await scene.use_records(lambda t, rows: _money(t, rows) is not None)
-    table, rows = current.table, current.rows
-    column = _money(table, rows)
-    assert column is not None
+    current, column = await _records_with(scene, _money)
+    table = current.table
     total = round(sum(scene.numeric(column)), 2)
     sink = _sink(scene, ("money",), money=True)
     assert sink.money is not None
@@ -393,10 +395,8 @@ async def _reconcile(scene: Scene) -> None:
     own = next((c for c in party.money_columns() if isinstance(row.get(c.name), (int, float))), None)
     if party.updater is None or own is None or own.name not in party.updater.arg_columns.values():
         raise DraftRejected("the party row keeps no amount to reconcile")
-    current = await scene.use_records(lambda t, rows: _money(t, rows) is not None)
-    table, rows = current.table, current.rows
-    column = _money(table, rows)
-    assert column is not None
+    current, column = await _records_with(scene, _money)
+    table = current.table
     total = round(sum(scene.numeric(column)), 2)
     if own.type == "integer" and not float(total).is_integer():
         raise DraftRejected("integer amount column cannot take the total")
