@@ -17,7 +17,16 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from compoworld.sanitize import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 
-__all__ = ["Settings", "bundled_library", "new_admin_token"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGES",
+    "DEFAULT_MAX_TRAJECTORY_BYTES",
+    "Settings",
+    "bundled_library",
+    "new_admin_token",
+]
+
+DEFAULT_MAX_MESSAGES = 20_000  # recorded per episode (orchestrator.budget)
+DEFAULT_MAX_TRAJECTORY_BYTES = 32 * 1024 * 1024
 
 
 def new_admin_token() -> str:
@@ -66,6 +75,18 @@ class Settings(BaseSettings):
     )
     max_result_bytes: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Largest tool result accepted from a remote service."
+    )
+    max_trajectory_messages: int = Field(
+        default=DEFAULT_MAX_MESSAGES,
+        gt=0,
+        description="Messages one episode may record (prompt, assistant turns, tool results); a turn "
+        "beyond it is 413 and the episode ends graded (finish_reason trajectory_limit).",
+    )
+    max_trajectory_bytes: int = Field(
+        default=DEFAULT_MAX_TRAJECTORY_BYTES,
+        gt=0,
+        description="Total JSON bytes of one episode's recorded messages; a turn beyond it is 413 (or, "
+        "when its results cross it, answered) and the episode ends graded (trajectory_limit).",
     )
     default_today: str = Field(default="2026-01-15", description="Frozen date of episodes that name none.")
     llm_base_url: str | None = Field(

@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from compoworld.errors import CompoWorldError, ServiceUnavailable
 from compoworld.runtime.pool import ServicePool
+from compoworld.sanitize import Limits
 from compoworld.settings import Settings
 from orchestrator.api import (
     FinishResponse,
@@ -21,6 +22,7 @@ from orchestrator.api import (
     StepRequest,
     StepResponse,
 )
+from orchestrator.budget import TrajectoryBudget
 from orchestrator.client import OrchestratorClient, OrchestratorError
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
@@ -58,7 +60,12 @@ def remote_services_backend(
     settings: Settings, urls: dict[str, list[str]] | None = None, config: OrchestratorConfig | None = None
 ) -> Orchestrator:
     """An in-process orchestrator over services reached by URL (a map file or the URL template)."""
-    return Orchestrator(ServiceDirectory.remote(settings, urls), config=config)
+    return Orchestrator(
+        ServiceDirectory.remote(settings, urls),
+        config=config,
+        limits=Limits.from_settings(settings),
+        budget=TrajectoryBudget.from_settings(settings),
+    )
 
 
 class RemoteBackend:

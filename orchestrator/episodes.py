@@ -35,8 +35,9 @@ from orchestrator.api import (
     ToolMessage,
 )
 from orchestrator.arguments import BadArguments, parse_arguments
+from orchestrator.budget import TrajectoryBudget, message_bytes
 from orchestrator.discovery import EpisodeReader, ServiceDirectory
-from orchestrator.errors import EpisodeBusy, EpisodeNotFound, InvalidRequest
+from orchestrator.errors import EpisodeBusy, EpisodeNotFound, InvalidRequest, TrajectoryFull
 from orchestrator.exposure import (
     Exposure,
     MetaAnswer,
@@ -78,9 +79,11 @@ class Orchestrator:
         grader: Grader | None = None,
         prompt: PromptBuilder = build_prompt,
         limits: Limits | None = None,
+        budget: TrajectoryBudget | None = None,
     ) -> None:
         self.directory = directory
         self.limits = limits or Limits()  # of one tool call's arguments (compoworld.sanitize)
+        self.budget = budget or TrajectoryBudget()  # of one episode's recorded messages
         self.tasks = tasks or TaskRegistry()
         self.config = config or OrchestratorConfig()
         self.store: EpisodeStore = store or InMemoryEpisodeStore()
@@ -119,6 +122,7 @@ class Orchestrator:
         registry = tasks if isinstance(tasks, TaskRegistry) else TaskRegistry.load(tasks)
         kwargs.setdefault("config", OrchestratorConfig(idle_ttl_s=min(900.0, settings.episode_ttl_s)))
         kwargs.setdefault("limits", Limits.from_settings(settings))
+        kwargs.setdefault("budget", TrajectoryBudget.from_settings(settings))
         return cls(ServiceDirectory.embedded(runtimes, settings), registry, **kwargs)
 
     async def aclose(self) -> None:
@@ -272,7 +276,9 @@ class Orchestrator:
             )
             for i, c in enumerate(req.tool_calls)
         ]
-        rec.messages.append(assistant_message(req.assistant, calls))
+        turn = assistant_message(req.assistant, calls)
+        used = await self._within_budget(rec, turn, len(calls))
+        rec.messages.append(turn)
         results: list[ToolMessage] = []
         exposure = await self.exposure(rec)
         lost: ToolResult | None = None
@@ -290,20 +296,42 @@ class Orchestrator:
                     lost = result
             else:  # the episode's state is gone: the rest of the turn is not run
                 content = json.dumps(lost.envelope(), ensure_ascii=False)
-            rec.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
+            message = {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+            rec.messages.append(message)
+            used += message_bytes(message)
             results.append(ToolMessage.model_construct(tool_call_id=call_id, name=name, content=content))
         rec.n_steps += 1
         rec.n_tool_calls += len(calls)
+        rec.n_bytes = used
         rec.touch()
         if lost is not None:  # a grade read from a re-forked seed would be wrong: aborted instead
             await self._abort_for_environment(rec, "episode state lost")
         elif rec.n_steps >= rec.max_steps:
             await self._auto_finish(rec, "max_steps")
+        elif self.budget.over(len(rec.messages), used):  # the results crossed it: answered, then ended
+            await self._auto_finish(rec, "trajectory_limit")
         response = self._step_response(rec, results)
         if req.step_id is not None:
             rec.last_step = {"id": req.step_id, "response": response.model_dump(mode="json")}
         await self.store.put(rec)
         return response
+
+    async def _within_budget(self, rec: EpisodeRecord, turn: dict[str, Any], n_calls: int) -> int:
+        """The episode's recorded bytes with ``turn`` added, or, when the turn (its assistant message
+        and one tool message per call) would take it past the budget, the episode ends graded on its
+        state so far and the turn is refused (413) before any call runs."""
+        if rec.n_bytes < 0:  # a record from before the count (or a fresh one): counted once
+            rec.n_bytes = sum(message_bytes(m) for m in rec.messages)
+        used = rec.n_bytes + message_bytes(turn)
+        why = self.budget.over(len(rec.messages) + 1 + n_calls, used)
+        if why:
+            await self._auto_finish(rec, "trajectory_limit")
+            await self.store.put(rec)
+            raise TrajectoryFull(
+                f"this turn would record {why}; none of its calls ran and the episode ended "
+                f"({rec.state.value}, finish_reason {rec.finish_reason})"
+            )
+        return used
 
     def _check_turn(self, req: StepRequest) -> None:
         """The turn's own text (content, call names and ids) is clean data, or the step is refused

@@ -7,7 +7,8 @@ when a request to the orchestrator itself cannot be served; the HTTP layer maps 
     ├── EpisodeError
     │   ├── EpisodeNotFound      404  unknown (or released) episode id
     │   ├── EpisodeConflict      409  the episode's state forbids the request (finished, aborted, expired)
-    │   └── EpisodeBusy          503  too many live episodes
+    │   ├── EpisodeBusy          503  too many live episodes
+    │   └── TrajectoryFull       413  a turn past the episode's trajectory budget (the episode ends)
     ├── TaskNotFound             404  a task id that no loaded task file holds
     ├── InvalidRequest           422  a request the orchestrator cannot act on (unknown service, bad mode)
     └── ServiceUnavailable       503  a service did not answer while forking or grading
@@ -25,6 +26,7 @@ __all__ = [
     "InvalidRequest",
     "ServiceUnavailable",
     "TaskNotFound",
+    "TrajectoryFull",
     "http_status",
 ]
 
@@ -41,6 +43,10 @@ class EpisodeBusy(EpisodeError):
     """The orchestrator holds as many live episodes as it is allowed to."""
 
 
+class TrajectoryFull(EpisodeError):
+    """A turn would take the episode past its trajectory budget (``orchestrator.budget``)."""
+
+
 class TaskNotFound(CompoWorldError):
     """A task id that none of the loaded task files holds."""
 
@@ -53,6 +59,8 @@ def http_status(exc: CompoWorldError) -> int:
     """The HTTP status an orchestrator error maps to."""
     if isinstance(exc, EpisodeNotFound | TaskNotFound):
         return 404
+    if isinstance(exc, TrajectoryFull):
+        return 413
     if isinstance(exc, EpisodeConflict):
         return 409
     if isinstance(exc, ServiceUnavailable | EpisodeBusy):

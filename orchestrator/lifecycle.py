@@ -134,6 +134,7 @@ class EpisodeRecord:
     last_step: dict[str, Any] | None = None
     version: int = 0
     logged: int = 0
+    n_bytes: int = -1  # JSON bytes of ``messages`` (orchestrator.budget); -1: not counted yet
 
     @property
     def terminal(self) -> bool:

@@ -35,6 +35,7 @@ from compoworld.runtime.service import ServiceRuntime
 from compoworld.sanitize import Limits
 from compoworld.settings import Settings
 from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepRequest
+from orchestrator.budget import TrajectoryBudget
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import InvalidRequest, http_status
@@ -263,6 +264,7 @@ def create_orchestrator_app(
         config=config,
         store=store,
         limits=Limits.from_settings(settings),
+        budget=TrajectoryBudget.from_settings(settings),
     )
     app = FastAPI(title="CompoWorld orchestrator", version="1")
 
