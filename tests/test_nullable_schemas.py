@@ -9,9 +9,12 @@ import json
 from typing import Any
 
 import jsonschema
+from fastapi.testclient import TestClient
 
+from compoworld.runtime.app import create_service_app
+from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.validate import ArgsValidator, ArgumentError, json_schema_nullable
-from compoworld.settings import bundled_library
+from compoworld.settings import Settings, bundled_library
 
 Path_ = tuple[str, ...]
 
@@ -121,3 +124,47 @@ def test_the_nullable_conversion_covers_types_enums_and_unions() -> None:
     v = jsonschema.Draft202012Validator(json_schema_nullable(schema))
     assert v.is_valid({"a": None, "b": None, "c": None, "d": [None, 1]})
     assert not v.is_valid({"e": None}) and not v.is_valid({"b": "y"})
+
+
+def _keywords(schema: Any) -> set[str]:
+    """Every key used at any depth of a JSON document."""
+    if isinstance(schema, list):
+        return set().union(*(_keywords(s) for s in schema)) if schema else set()
+    if isinstance(schema, dict):
+        return set(schema).union(*(_keywords(v) for v in schema.values()))
+    return set()
+
+
+def test_the_schemas_agents_are_shown_say_null_the_json_schema_way() -> None:
+    """``GET /tools`` is what the orchestrator, its MCP server and every agent read: OpenAI tool
+    schemas are JSON Schema, so OpenAPI's ``nullable`` must not appear there, and a JSON Schema
+    validator reading the shown schema must agree with the runtime on where null is allowed."""
+    folders = sorted(p.parent for p in bundled_library().glob("*/manifest.json"))
+    shown_nullable = checked = 0
+    for folder in folders:
+        app = create_service_app(ServiceRuntime.from_folder(folder, Settings()), Settings())
+        with TestClient(app) as client:
+            tools = client.get("/tools").json()
+        declared = {
+            t["name"]: t["input_schema"] for t in json.loads((folder / "manifest.json").read_text())["tools"]
+        }
+        for entry in tools:
+            shown = entry["function"]["parameters"]
+            assert "nullable" not in _keywords(shown), (folder.name, entry["function"]["name"])
+            validator = ArgsValidator(declared[entry["function"]["name"]])
+            for field, fschema in validator.properties.items():
+                for path, sub in _positions(fschema):
+                    witness = _example(fschema, path)
+                    if not _accepts(validator._checks[field], witness):
+                        continue
+                    with_null = {field: _set(witness, path, None)}
+                    shown_field = {"type": "object", "properties": {field: shown["properties"][field]}}
+                    verdict = jsonschema.Draft202012Validator(shown_field).is_valid(with_null)
+                    assert verdict == _accepts(validator._checks[field], with_null[field]), (
+                        folder.name,
+                        field,
+                        path,
+                    )
+                    shown_nullable += bool(sub.get("nullable") is True and verdict)
+                    checked += 1
+    assert checked >= 200 and shown_nullable >= 100, (checked, shown_nullable)

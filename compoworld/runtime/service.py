@@ -27,7 +27,7 @@ from compoworld.runtime.ops import OPERATIONS, Deleted, Listed, Op, ToolFailure
 from compoworld.runtime.shape import Shaper
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable
-from compoworld.runtime.validate import ArgsValidator, ArgumentError
+from compoworld.runtime.validate import ArgsValidator, ArgumentError, json_schema_nullable
 from compoworld.runtime.world import WorldModel
 from compoworld.sanitize import InputRefused, Limits, check_value
 from compoworld.settings import Settings
@@ -257,14 +257,15 @@ class ServiceRuntime:
     # -- tools ------------------------------------------------------------------------
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """OpenAI function schemas with kind/backend/operation annotations."""
+        """OpenAI function schemas with kind/backend/operation annotations; parameters are JSON
+        Schema (a spec's OpenAPI ``nullable: true`` shown as ``null`` among the types)."""
         return [
             {
                 "type": "function",
                 "function": {
                     "name": b.defn.name,
                     "description": b.defn.description,
-                    "parameters": b.defn.input_schema,
+                    "parameters": json_schema_nullable(b.defn.input_schema, drop_keyword=True),
                 },
                 "x-kind": b.defn.kind,
                 "x-backend": b.backend,

@@ -90,22 +90,25 @@ _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_ONE = ("items", "additionalProperties", "not", "contains")
 
 
-def json_schema_nullable(schema: Any) -> Any:
+def json_schema_nullable(schema: Any, *, drop_keyword: bool = False) -> Any:
     """The schema with OpenAPI's ``nullable: true`` said the JSON Schema way (``null`` among the
     types, and in the enum), at every depth: jsonschema ignores ``nullable``, so a nested nullable
-    field would refuse the ``null`` its spec allows."""
+    field would refuse the ``null`` its spec allows. With ``drop_keyword`` the OpenAPI keyword
+    itself goes too (the schemas agents are shown: OpenAI tool schemas and MCP's inputSchema are
+    JSON Schema, where ``nullable`` means nothing)."""
     if isinstance(schema, list):
-        return [json_schema_nullable(s) for s in schema]
+        return [json_schema_nullable(s, drop_keyword=drop_keyword) for s in schema]
     if not isinstance(schema, dict):
         return schema
     out = dict(schema)
     for key in _SUBSCHEMA_MAPS:
         if isinstance(out.get(key), dict):
-            out[key] = {k: json_schema_nullable(v) for k, v in out[key].items()}
+            out[key] = {k: json_schema_nullable(v, drop_keyword=drop_keyword) for k, v in out[key].items()}
     for key in (*_SUBSCHEMA_LISTS, *_SUBSCHEMA_ONE):
         if key in out:
-            out[key] = json_schema_nullable(out[key])
-    if out.get("nullable") is True:
+            out[key] = json_schema_nullable(out[key], drop_keyword=drop_keyword)
+    nullable = out.pop("nullable", None) if drop_keyword else out.get("nullable")
+    if nullable is True:
         raw = out.get("type")
         if isinstance(raw, str) and raw != "null":
             out["type"] = [raw, "null"]
