@@ -13,12 +13,11 @@ from rich.console import Console
 from rich.table import Table
 
 from compoworld.catalog import Catalog, SkippedFolder, read_catalog
+from compoworld.commands import command_group
 from compoworld.errors import LibraryError
 from compoworld.settings import Settings
 
 __all__ = ["LibraryStats", "library_app", "library_stats"]
-
-library_app = typer.Typer(no_args_is_help=True, help="Inspect a service library.")
 
 
 class LibraryStats(BaseModel):
@@ -84,7 +83,6 @@ def _table(stats: LibraryStats) -> Table:
     return table
 
 
-@library_app.command("stats")
 def stats(
     library: Annotated[
         Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")
@@ -106,3 +104,11 @@ def stats(
     console.print(_table(numbers))
     for miss in catalog.skipped:
         console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]")
+
+
+@command_group
+def library_app() -> typer.Typer:
+    """A fresh ``library_app`` Typer app (built per ``cli_app()``, never shared)."""
+    app = typer.Typer(no_args_is_help=True, help="Inspect a service library.")
+    app.command("stats")(stats)
+    return app

@@ -21,6 +21,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from compoworld.catalog import SkippedFolder, read_catalog
+from compoworld.commands import is_command_group
 from compoworld.deploy.entrypoint import EntrypointError, run_asgi, serve_services
 from compoworld.errors import CompoWorldError, ServiceUnavailable
 from compoworld.llm import llm_from_settings
@@ -302,7 +303,9 @@ def cli_app() -> typer.Typer:
         help="CompoWorld: verified tool services, tasks, episodes.",
     )
     for name, command in command_registry().items():
-        if isinstance(command, typer.Typer):
+        if is_command_group(command):
+            app.add_typer(command(), name=name)
+        elif isinstance(command, typer.Typer):
             app.add_typer(command, name=name)
         else:
             app.command(name)(command)

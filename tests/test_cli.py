@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from compoworld.cli import BUILTIN_COMMANDS, cli_app
@@ -35,3 +36,25 @@ def test_each_cli_app_is_built_fresh_with_the_same_commands() -> None:
     names += [str(g.name) for g in first.registered_groups]
     assert sorted(names) == ALL
     assert len(second.registered_commands) == len(first.registered_commands)
+
+
+def _command_shape(app: typer.Typer) -> tuple[list[str | None], list[tuple[str | None, int]]]:
+    commands = sorted((c.name for c in app.registered_commands), key=str)
+    groups = sorted(
+        (
+            (g.name, len(g.typer_instance.registered_commands))
+            for g in app.registered_groups
+            if g.typer_instance
+        ),
+        key=str,
+    )
+    return commands, groups
+
+
+def test_cli_app_built_twice_has_the_same_commands_and_shares_no_group() -> None:
+    first, second = cli_app(), cli_app()
+    assert _command_shape(first) == _command_shape(second)
+    assert len(first.registered_groups) >= 5 and len(first.registered_commands) >= 5
+    mine = {g.name: g.typer_instance for g in first.registered_groups}
+    theirs = {g.name: g.typer_instance for g in second.registered_groups}
+    assert all(mine[name] is not theirs[name] for name in mine)  # each build mounts fresh groups

@@ -173,13 +173,13 @@ def test_compose_command_writes_and_checks_the_file(tmp_path: Path) -> None:
     library = write_library(tmp_path / "lib", ["svc_b", "svc_a"])
     out = tmp_path / "out" / "docker-compose.yml"
     runner = CliRunner()
-    result = runner.invoke(deploy_app, ["compose", "--library", str(library), "--out", str(out)])
+    result = runner.invoke(deploy_app(), ["compose", "--library", str(library), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text() == render_compose(["svc_a", "svc_b"])
     check = ["compose", "--library", str(library), "--out", str(out), "--check"]
-    assert runner.invoke(deploy_app, check).exit_code == 0
+    assert runner.invoke(deploy_app(), check).exit_code == 0
     write_library(library, ["svc_c"])
-    result = runner.invoke(deploy_app, check)
+    result = runner.invoke(deploy_app(), check)
     assert result.exit_code == 1 and "out of date" in result.output
 
 
@@ -187,7 +187,7 @@ def test_compose_command_reads_library_from_env(tmp_path: Path, monkeypatch: pyt
     library = write_library(tmp_path / "lib", ["svc_a"])
     monkeypatch.setenv("COMPOWORLD_LIBRARY", str(library))
     out = tmp_path / "docker-compose.yml"
-    assert CliRunner().invoke(deploy_app, ["compose", "--out", str(out)]).exit_code == 0
+    assert CliRunner().invoke(deploy_app(), ["compose", "--out", str(out)]).exit_code == 0
     assert "serve\n      - svc_a" in out.read_text()
 
 
@@ -195,7 +195,7 @@ def test_compose_command_reports_a_broken_library(tmp_path: Path) -> None:
     library = write_library(tmp_path / "lib", ["svc_a"])
     (library / "svc_a" / "manifest.json").write_text('{"tools": []}')
     result = CliRunner().invoke(
-        deploy_app, ["compose", "--library", str(library), "--out", str(tmp_path / "x.yml")]
+        deploy_app(), ["compose", "--library", str(library), "--out", str(tmp_path / "x.yml")]
     )
     assert result.exit_code == 1
     assert "svc_a/manifest.json is not a valid service manifest" in result.output

@@ -439,15 +439,15 @@ def test_helm_values_command_splices_the_block_and_checks_drift(tmp_path: Path) 
     )
     runner = CliRunner()
     check = ["helm-values", "--library", str(library), "--out", str(values), "--check"]
-    assert runner.invoke(deploy_app, check).exit_code == 1
-    result = runner.invoke(deploy_app, ["helm-values", "--library", str(library), "--out", str(values)])
+    assert runner.invoke(deploy_app(), check).exit_code == 1
+    result = runner.invoke(deploy_app(), ["helm-values", "--library", str(library), "--out", str(values)])
     assert result.exit_code == 0, result.output
     data = yaml.safe_load(values.read_text())
     assert data == {"image": {"tag": "x"}, "services": ["svc_a", "svc_b"], "packing": {"servicesPerPod": 3}}
-    assert runner.invoke(deploy_app, check).exit_code == 0
+    assert runner.invoke(deploy_app(), check).exit_code == 0
     fresh = tmp_path / "new-values.yaml"
     assert (
-        runner.invoke(deploy_app, ["helm-values", "--library", str(library), "--out", str(fresh)]).exit_code
+        runner.invoke(deploy_app(), ["helm-values", "--library", str(library), "--out", str(fresh)]).exit_code
         == 0
     )
     assert fresh.read_text() == render_services_block(["svc_a", "svc_b"])
@@ -459,7 +459,7 @@ def test_helm_values_refuses_to_overwrite_a_file_without_markers(tmp_path: Path)
     library = write_library(tmp_path / "lib", ["svc_a"])
     values = tmp_path / "mine.yaml"
     values.write_text("replicas: 3\n")
-    result = CliRunner().invoke(deploy_app, ["helm-values", "--library", str(library), "--out", str(values)])
+    result = CliRunner().invoke(deploy_app(), ["helm-values", "--library", str(library), "--out", str(values)])
     assert result.exit_code == 1 and "refusing to overwrite" in result.output
     assert values.read_text() == "replicas: 3\n"
 

@@ -344,11 +344,11 @@ def test_cli_status_prints_a_table_and_json(tmp_path: Path, cluster: tuple[FakeC
     _, url = cluster
     config = str(kubeconfig(tmp_path, url))
     runner = CliRunner()
-    result = runner.invoke(k8s_app, ["status", "-n", NAMESPACE, "-r", "cwp", "--kubeconfig", config])
+    result = runner.invoke(k8s_app(), ["status", "-n", NAMESPACE, "-r", "cwp", "--kubeconfig", config])
     assert result.exit_code == 0, result.output
     assert "cwp-pack-0" in result.output and "alpha, bravo" in result.output and "1/1" in result.output
     result = runner.invoke(
-        k8s_app, ["status", "-n", NAMESPACE, "-r", "cwp", "--kubeconfig", config, "--json"]
+        k8s_app(), ["status", "-n", NAMESPACE, "-r", "cwp", "--kubeconfig", config, "--json"]
     )
     data = json.loads(result.output)
     assert data["ready"] is True and [w["name"] for w in data["workloads"]][1:] == [
@@ -363,21 +363,21 @@ def test_cli_wait_exit_codes(tmp_path: Path, cluster: tuple[FakeCluster, str]) -
     runner = CliRunner()
     fake.ready_after = 2
     ok = runner.invoke(
-        k8s_app, ["wait", "-n", NAMESPACE, "-r", "cw", "--kubeconfig", config, "--poll", "0.01"]
+        k8s_app(), ["wait", "-n", NAMESPACE, "-r", "cw", "--kubeconfig", config, "--poll", "0.01"]
     )
     assert ok.exit_code == 0 and "3/3 Deployments ready" in ok.output
     fake.ready_after = -1
     late = runner.invoke(
-        k8s_app,
+        k8s_app(),
         ["wait", "-n", NAMESPACE, "-r", "cw", "--kubeconfig", config, "--timeout", "0.2", "--poll", "0.05"],
     )
     assert late.exit_code == 1 and "not ready after 0.2s" in late.output and "cw-svc-gmail-api" in late.output
-    denied = runner.invoke(k8s_app, ["wait", "-n", "locked", "--kubeconfig", config])
+    denied = runner.invoke(k8s_app(), ["wait", "-n", "locked", "--kubeconfig", config])
     assert denied.exit_code == 1 and "HTTP 403" in denied.output
 
 
 def test_cli_without_kubeconfig_fails_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent"))
-    result = CliRunner().invoke(k8s_app, ["status", "-n", NAMESPACE])
+    result = CliRunner().invoke(k8s_app(), ["status", "-n", NAMESPACE])
     assert result.exit_code == 1 and "no usable Kubernetes configuration" in result.output
     assert "Traceback" not in result.output

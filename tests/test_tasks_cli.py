@@ -25,7 +25,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def task_file(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("out") / "tasks.jsonl"
     result = runner.invoke(
-        tasks_app, ["generate", "--library", str(library), "--n", "25", "--seed", "5", "--out", str(out)]
+        tasks_app(), ["generate", "--library", str(library), "--n", "25", "--seed", "5", "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
     return out
@@ -89,14 +89,14 @@ def test_generate_writes_tasks_and_a_report(task_file: Path) -> None:
 def test_check_reports_every_task_valid_with_the_rates_per_solution_kind(
     task_file: Path, library: Path
 ) -> None:
-    result = runner.invoke(tasks_app, ["check", str(task_file), "--library", str(library)])
+    result = runner.invoke(tasks_app(), ["check", str(task_file), "--library", str(library)])
     assert result.exit_code == 0, result.output
     for line in ("25", "valid variants completed", "wrong solutions caught", "extra_delete", "do-nothing"):
         assert line in result.output
 
 
 def test_stats_prints_the_distributions(task_file: Path) -> None:
-    result = runner.invoke(tasks_app, ["stats", str(task_file)])
+    result = runner.invoke(tasks_app(), ["stats", str(task_file)])
     assert result.exit_code == 0, result.output
     for title in ("services per task", "walk length", "capabilities", "domains", "read / write"):
         assert title in result.output
@@ -111,7 +111,7 @@ def test_check_names_each_bad_line_of_a_hand_edited_file(
     broken = [lines[0], "{not json", json.dumps({"id": "x"}), lines[0], json.dumps(edited), lines[1]]
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(broken) + "\n")
-    result = runner.invoke(tasks_app, ["check", str(bad), "--library", str(library)])
+    result = runner.invoke(tasks_app(), ["check", str(bad), "--library", str(library)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     out = " ".join(result.output.split())
     assert "line 2: not valid JSON" in out
@@ -128,14 +128,14 @@ def test_check_flags_a_task_whose_gold_arguments_were_changed(
     task.meta.walk[0].arguments = {"nonsense": 1}
     path = tmp_path / "t.jsonl"
     path.write_text(task.model_dump_json() + "\n")
-    result = runner.invoke(tasks_app, ["check", str(path), "--library", str(library)])
+    result = runner.invoke(tasks_app(), ["check", str(path), "--library", str(library)])
     assert result.exit_code == 1 and "line 1" in result.output and "Traceback" not in result.output
 
 
 def test_a_library_with_one_service_has_no_cross_service_scenario_and_says_why(tmp_path: Path) -> None:
     lib = write_library(tmp_path / "lib", ["crm"])
     out = tmp_path / "t.jsonl"
-    result = runner.invoke(tasks_app, ["generate", "--library", str(lib), "--n", "5", "--out", str(out)])
+    result = runner.invoke(tasks_app(), ["generate", "--library", str(lib), "--n", "5", "--out", str(out)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     text = " ".join(result.output.split())
     assert "no valid task could be generated" in text and "discarded:" in text
@@ -145,7 +145,7 @@ def test_a_library_with_one_service_has_no_cross_service_scenario_and_says_why(t
 def test_a_service_whose_tools_all_fail_yields_a_report_and_no_task(tmp_path: Path) -> None:
     lib = broken_service(tmp_path / "lib")
     out = tmp_path / "t.jsonl"
-    result = runner.invoke(tasks_app, ["generate", "--library", str(lib), "--n", "3", "--out", str(out)])
+    result = runner.invoke(tasks_app(), ["generate", "--library", str(lib), "--n", "3", "--out", str(out)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     text = " ".join(result.output.split())
     assert "no valid task could be generated" in text and "no person" in text
@@ -155,7 +155,7 @@ def test_a_service_whose_tools_all_fail_yields_a_report_and_no_task(tmp_path: Pa
 def test_a_broken_service_next_to_good_ones_never_reaches_a_task(tmp_path: Path) -> None:
     lib = broken_service(write_library(tmp_path / "lib", ["crm", "billing"]))
     out = tmp_path / "t.jsonl"
-    result = runner.invoke(tasks_app, ["generate", "--library", str(lib), "--n", "10", "--out", str(out)])
+    result = runner.invoke(tasks_app(), ["generate", "--library", str(lib), "--n", "10", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert all("broken" not in Task.model_validate_json(x).services for x in out.read_text().splitlines())
 
@@ -169,22 +169,22 @@ def test_a_broken_service_next_to_good_ones_never_reaches_a_task(tmp_path: Path)
 )
 def test_bad_options_are_clear_errors(library: Path, tmp_path: Path, args: list[str], message: str) -> None:
     result = runner.invoke(
-        tasks_app, ["generate", "--library", str(library), "--out", str(tmp_path / "t"), *args]
+        tasks_app(), ["generate", "--library", str(library), "--out", str(tmp_path / "t"), *args]
     )
     assert result.exit_code == 2 and message in " ".join(result.output.split())
 
 
 def test_missing_library_and_missing_file_are_clear_errors(tmp_path: Path) -> None:
-    result = runner.invoke(tasks_app, ["generate", "--library", str(tmp_path / "none")])
+    result = runner.invoke(tasks_app(), ["generate", "--library", str(tmp_path / "none")])
     assert result.exit_code == 2 and "does not exist" in " ".join(result.output.split())
     (tmp_path / "empty").mkdir()
-    result = runner.invoke(tasks_app, ["generate", "--library", str(tmp_path / "empty")])
+    result = runner.invoke(tasks_app(), ["generate", "--library", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "no services" in result.output
     for command in (
         ["check", str(tmp_path / "x.jsonl"), "--library", str(tmp_path)],
         ["stats", str(tmp_path / "x")],
     ):
-        result = runner.invoke(tasks_app, command)
+        result = runner.invoke(tasks_app(), command)
         assert result.exit_code == 2 and "no task file" in result.output
 
 
@@ -192,7 +192,7 @@ def test_show_prints_one_task_per_opening_archetype_with_its_instruction(task_fi
     from orchestrator.tasksource import scan_tasks
 
     tasks = [t for _, t in scan_tasks(task_file)[0]]
-    result = runner.invoke(tasks_app, ["show", str(task_file), "--per-archetype"])
+    result = runner.invoke(tasks_app(), ["show", str(task_file), "--per-archetype"])
     assert result.exit_code == 0, result.output
     openers = {t.meta.scenario[0] for t in tasks}
     assert result.output.count("### ") == len(openers)

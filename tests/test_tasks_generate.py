@@ -167,7 +167,7 @@ def test_held_out_services_appear_only_in_test_tasks(runtimes: dict[str, Service
 def _generate_in_subprocess(library: Path, out: Path, hash_seed: str) -> bytes:
     code = (
         "import sys; from typer.testing import CliRunner; from orchestrator.tasks.cli import tasks_app; "
-        "r = CliRunner().invoke(tasks_app, sys.argv[1:]); print(r.output); sys.exit(r.exit_code)"
+        "r = CliRunner().invoke(tasks_app(), sys.argv[1:]); print(r.output); sys.exit(r.exit_code)"
     )
     env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
     args = ["generate", "--library", str(library), "--n", "40", "--seed", "11", "--out", str(out)]

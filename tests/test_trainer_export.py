@@ -160,7 +160,7 @@ def test_each_defect_drops_the_trajectory_with_its_reason(line: str, reason: str
 def test_sft_export_keeps_verified_distinct_records_and_counts_drops(tmp_path: Path) -> None:
     src, out = tmp_path / "traj.jsonl", tmp_path / "sft.jsonl"
     write_traj_file(src)
-    result = runner.invoke(export_app, ["sft", str(src), "--out", str(out), "--library-version", "lib-1"])
+    result = runner.invoke(export_app(), ["sft", str(src), "--out", str(out), "--library-version", "lib-1"])
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["meta"]["task_key"] for r in records] == ["t-a", "t-b"]
@@ -177,7 +177,7 @@ def test_sft_export_keeps_verified_distinct_records_and_counts_drops(tmp_path: P
 def test_without_library_version_every_version_is_accepted(tmp_path: Path) -> None:
     src, out = tmp_path / "traj.jsonl", tmp_path / "sft.jsonl"
     src.write_text(json.dumps(trajectory("x", library_version="lib-0")) + "\n")
-    assert runner.invoke(export_app, ["sft", str(src), "--out", str(out)]).exit_code == 0
+    assert runner.invoke(export_app(), ["sft", str(src), "--out", str(out)]).exit_code == 0
     assert len(out.read_text().splitlines()) == 1
 
 
@@ -186,7 +186,7 @@ def test_sft_output_loads_with_datasets(tmp_path: Path) -> None:
     src, out = tmp_path / "traj.jsonl", tmp_path / "sft.jsonl"
     write_traj_file(src)
     args = ["sft", str(src), "--out", str(out), "--library-version", "lib-1"]
-    assert runner.invoke(export_app, args).exit_code == 0
+    assert runner.invoke(export_app(), args).exit_code == 0
     ds = datasets.load_dataset("json", data_files=str(out), split="train", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 2
     row = ds[0]
@@ -212,7 +212,7 @@ def test_tokenizer_renders_text_with_the_chat_template(tmp_path: Path) -> None:
     src, out = tmp_path / "traj.jsonl", tmp_path / "sft.jsonl"
     src.write_text(json.dumps(trajectory("a")) + "\n")
     result = runner.invoke(
-        export_app, ["sft", str(src), "--out", str(out), "--tokenizer", str(tmp_path / "tok")]
+        export_app(), ["sft", str(src), "--out", str(out), "--tokenizer", str(tmp_path / "tok")]
     )
     assert result.exit_code == 0, result.output
     text = json.loads(out.read_text())["text"]
@@ -231,7 +231,7 @@ def test_tokenizer_without_transformers_is_a_clear_error(
     src = tmp_path / "traj.jsonl"
     src.write_text(json.dumps(trajectory("a")) + "\n")
     result = runner.invoke(
-        export_app, ["sft", str(src), "--out", str(tmp_path / "o.jsonl"), "--tokenizer", str(tmp_path)]
+        export_app(), ["sft", str(src), "--out", str(tmp_path / "o.jsonl"), "--tokenizer", str(tmp_path)]
     )
     assert result.exit_code == 2
     assert "needs the transformers package" in result.output
@@ -252,7 +252,7 @@ def _tasks_file(path: Path) -> None:
 def test_verl_export_writes_rows_in_verl_format(tmp_path: Path) -> None:
     src, out = tmp_path / "tasks.jsonl", tmp_path / "train.parquet"
     _tasks_file(src)
-    result = runner.invoke(export_app, ["verl", str(src), "--out", str(out)])
+    result = runner.invoke(export_app(), ["verl", str(src), "--out", str(out)])
     assert result.exit_code == 0, result.output
     rows = pq.read_table(out).to_pylist()
     assert len(rows) == 2
@@ -275,7 +275,7 @@ def test_verl_export_loads_with_datasets_and_filters_split(tmp_path: Path) -> No
     src, out = tmp_path / "tasks.jsonl", tmp_path / "test.parquet"
     _tasks_file(src)
     result = runner.invoke(
-        export_app, ["verl", str(src), "--out", str(out), "--split", "test", "--mode", "gateway"]
+        export_app(), ["verl", str(src), "--out", str(out), "--split", "test", "--mode", "gateway"]
     )
     assert result.exit_code == 0, result.output
     ds = datasets.load_dataset("parquet", data_files=str(out), split="train", cache_dir=str(tmp_path / "hf"))
@@ -287,12 +287,12 @@ def test_verl_export_loads_with_datasets_and_filters_split(tmp_path: Path) -> No
 def test_verl_export_rejects_bad_input_clearly(tmp_path: Path) -> None:
     src, out = tmp_path / "tasks.jsonl", tmp_path / "x.parquet"
     src.write_text(task_create().model_dump_json() + "\n{}\n")
-    result = runner.invoke(export_app, ["verl", str(src), "--out", str(out)])
+    result = runner.invoke(export_app(), ["verl", str(src), "--out", str(out)])
     assert result.exit_code == 1 and "tasks.jsonl:2: not a valid task" in result.output
     src.write_text("\n".join([task_create().model_dump_json()] * 2) + "\n")
-    result = runner.invoke(export_app, ["verl", str(src), "--out", str(out)])
+    result = runner.invoke(export_app(), ["verl", str(src), "--out", str(out)])
     assert result.exit_code == 1 and "duplicate task id" in result.output
-    result = runner.invoke(export_app, ["verl", str(src), "--out", str(out), "--mode", "telepathy"])
+    result = runner.invoke(export_app(), ["verl", str(src), "--out", str(out), "--mode", "telepathy"])
     assert result.exit_code == 2 and "--mode" in result.output
 
 
@@ -352,13 +352,13 @@ async def test_direct_prompts_that_would_be_truncated_are_refused_at_export(tmp_
     await orch.aclose()
     longest = max(m.tokens for m in measured)
     args = ["verl", str(src), "--out", str(out), "--library", str(lib), "--tokenizer", str(tmp_path / "tok")]
-    refused = runner.invoke(export_app, [*args, "--mode", "direct", "--max-prompt-length", str(longest - 1)])
+    refused = runner.invoke(export_app(), [*args, "--mode", "direct", "--max-prompt-length", str(longest - 1)])
     assert refused.exit_code == 1 and not out.exists(), refused.output
     text = " ".join(refused.output.split())
     worst = max(measured, key=lambda m: m.tokens)
     assert f"exceed the prompt budget of {longest - 1} tokens" in text and worst.task_id in text
     assert "--mode gateway" in text
-    fits = runner.invoke(export_app, [*args, "--mode", "direct", "--max-prompt-length", str(longest)])
+    fits = runner.invoke(export_app(), [*args, "--mode", "direct", "--max-prompt-length", str(longest)])
     assert fits.exit_code == 0 and len(pq.read_table(out).to_pylist()) == 2, fits.output
-    gateway = runner.invoke(export_app, [*args, "--mode", "gateway", "--max-prompt-length", "10"])
+    gateway = runner.invoke(export_app(), [*args, "--mode", "gateway", "--max-prompt-length", "10"])
     assert gateway.exit_code == 0, gateway.output  # four meta-tools: not measured

@@ -41,7 +41,7 @@ def _types(value: Any) -> Any:
 
 def test_published_record_round_trips_unchanged(tmp_path: Path) -> None:
     out = tmp_path / "sft.jsonl"
-    result = runner.invoke(export_app, ["sft", str(PUBLISHED), "--out", str(out)])
+    result = runner.invoke(export_app(), ["sft", str(PUBLISHED), "--out", str(out)])
     assert result.exit_code == 0, result.output
     original, written = json.loads(PUBLISHED.read_text()), json.loads(out.read_text())
     assert written == original
@@ -78,7 +78,7 @@ async def _oracle_trajectories(tmp_path: Path, mode: str = "gateway") -> Path:
 async def test_our_export_has_every_published_field_with_the_published_types(tmp_path: Path) -> None:
     traj = await _oracle_trajectories(tmp_path)
     out = tmp_path / "sft.jsonl"
-    assert runner.invoke(export_app, ["sft", str(traj), "--out", str(out)]).exit_code == 0
+    assert runner.invoke(export_app(), ["sft", str(traj), "--out", str(out)]).exit_code == 0
     published = json.loads(PUBLISHED.read_text())
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 2
@@ -99,7 +99,7 @@ async def test_our_export_has_every_published_field_with_the_published_types(tmp
         assert row["meta"]["rubric_score"] == row["meta"]["score"] == row["meta"]["net_score"] == 1.0
     # reading our own export back keeps the verdicts (strict check) and writes it back unchanged
     again = tmp_path / "again.jsonl"
-    assert runner.invoke(export_app, ["sft", str(out), "--out", str(again)]).exit_code == 0
+    assert runner.invoke(export_app(), ["sft", str(out), "--out", str(again)]).exit_code == 0
     assert again.read_text() == out.read_text()
     records, _ = read_sft_records(out)
     assert all(r.verdicts() and all(v.passed for v in r.verdicts() or []) for r in records)
@@ -121,7 +121,7 @@ def test_verl_parquet_renders_exactly_like_the_published_record(tmp_path: Path) 
     )
     tok = _tokenizer()
     out = tmp_path / "sft.parquet"
-    result = runner.invoke(export_app, ["sft", str(PUBLISHED), "--out", str(out), "--format", "verl-parquet"])
+    result = runner.invoke(export_app(), ["sft", str(PUBLISHED), "--out", str(out), "--format", "verl-parquet"])
     assert result.exit_code == 0, result.output
     ds = sft_dataset.MultiTurnSFTDataset(str(out), tok, {"max_length": 40_000, "truncation": "error"})
     item = ds[0]  # its sanity check: turn-by-turn tokens == the whole conversation's tokens
@@ -149,7 +149,7 @@ async def test_trl_sft_trainer_runs_a_step_with_assistant_only_loss(tmp_path: Pa
 
     traj = await _oracle_trajectories(tmp_path)
     out = tmp_path / "sft.parquet"
-    result = runner.invoke(export_app, ["sft", str(traj), "--out", str(out), "--format", "verl-parquet"])
+    result = runner.invoke(export_app(), ["sft", str(traj), "--out", str(out), "--format", "verl-parquet"])
     assert result.exit_code == 0, result.output
     ds = datasets.Dataset.from_parquet(str(out), cache_dir=str(tmp_path / "hf")).select_columns(
         ["messages", "tools"]

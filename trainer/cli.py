@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from compoworld.commands import command_group
 from compoworld.errors import CompoWorldError
 from orchestrator.models import Task
 from orchestrator.prompts import PromptMode
@@ -30,10 +31,6 @@ from trainer.tokenizer import build_qwen_tokenizer
 
 __all__ = ["export_app"]
 
-export_app = typer.Typer(
-    name="export", help="Export SFT chat records and verl RL datasets.", no_args_is_help=True
-)
-
 
 def _stats_table(stats: SftExportStats) -> Table:
     table = Table(title="SFT export")
@@ -47,7 +44,6 @@ def _stats_table(stats: SftExportStats) -> Table:
     return table
 
 
-@export_app.command("sft")
 def sft(
     trajectories: Annotated[
         Path,
@@ -102,7 +98,6 @@ def sft(
     console.print(f"wrote {stats.kept} records to {out}")
 
 
-@export_app.command("verl")
 def verl(
     tasks: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Tasks JSONL.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output parquet file.")],
@@ -179,3 +174,14 @@ def _prompt_budget(
     services = [s for t in tasks for s in (*t.services, *t.distractors)]
     tok = load_chat_tokenizer(tokenizer) if tokenizer is not None else build_qwen_tokenizer()
     return PromptBudget(limit=limit, tokenizer=tok, schemas=library_schemas(root, services))
+
+
+@command_group
+def export_app() -> typer.Typer:
+    """A fresh ``export_app`` Typer app (built per ``cli_app()``, never shared)."""
+    app = typer.Typer(
+        name="export", help="Export SFT chat records and verl RL datasets.", no_args_is_help=True
+    )
+    app.command("sft")(sft)
+    app.command("verl")(verl)
+    return app

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from compoworld.commands import command_group
 from compoworld.deploy.compose import render_compose
 from compoworld.deploy.errors import K8sTimeoutError
 from compoworld.deploy.helm_values import splice_services_block
@@ -28,14 +29,6 @@ if TYPE_CHECKING:  # the kubernetes client is imported only by the k8s commands 
 
 __all__ = ["deploy_app", "k8s_app"]
 
-deploy_app = typer.Typer(
-    name="deploy",
-    help="Generate deployment files (docker-compose.yml, Helm values) from the library.",
-    no_args_is_help=True,
-)
-k8s_app = typer.Typer(
-    name="k8s", help="Inspect and wait for a CompoWorld Helm release.", no_args_is_help=True
-)
 
 LibraryOpt = Annotated[
     Path | None,
@@ -85,7 +78,6 @@ def _write_or_check(out: Path, text: str, check: bool) -> None:
     typer.echo(f"wrote {out}")
 
 
-@deploy_app.command("compose")
 def compose_cmd(
     library: LibraryOpt = None,
     out: Annotated[Path, typer.Option("--out", help="Compose file to write.")] = Path("docker-compose.yml"),
@@ -99,7 +91,6 @@ def compose_cmd(
     _write_or_check(out, text, check)
 
 
-@deploy_app.command("helm-values")
 def helm_values_cmd(
     library: LibraryOpt = None,
     out: Annotated[
@@ -142,7 +133,6 @@ def _client(kubeconfig: Path | None, context: str | None) -> ApiClient:
     return load_api_client(kubeconfig, context)
 
 
-@k8s_app.command("status")
 def status_cmd(
     namespace: NamespaceOpt,
     release: ReleaseOpt = None,
@@ -163,7 +153,6 @@ def status_cmd(
         Console(width=200).print(_report_table(report))
 
 
-@k8s_app.command("wait")
 def wait_cmd(
     namespace: NamespaceOpt,
     release: ReleaseOpt = None,
@@ -190,3 +179,27 @@ def wait_cmd(
         typer.echo(report.model_dump_json(indent=2))
     else:
         typer.echo(report.summary())
+
+
+@command_group
+def deploy_app() -> typer.Typer:
+    """A fresh ``deploy_app`` Typer app (built per ``cli_app()``, never shared)."""
+    app = typer.Typer(
+        name="deploy",
+        help="Generate deployment files (docker-compose.yml, Helm values) from the library.",
+        no_args_is_help=True,
+    )
+    app.command("compose")(compose_cmd)
+    app.command("helm-values")(helm_values_cmd)
+    return app
+
+
+@command_group
+def k8s_app() -> typer.Typer:
+    """A fresh ``k8s_app`` Typer app (built per ``cli_app()``, never shared)."""
+    app = typer.Typer(
+        name="k8s", help="Inspect and wait for a CompoWorld Helm release.", no_args_is_help=True
+    )
+    app.command("status")(status_cmd)
+    app.command("wait")(wait_cmd)
+    return app

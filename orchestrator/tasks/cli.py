@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from compoworld.commands import command_group
 from compoworld.errors import CompoWorldError
 from compoworld.runtime.pool import load_library_skipping
 from compoworld.runtime.service import ServiceRuntime
@@ -22,9 +23,6 @@ from orchestrator.tasksource import scan_tasks, write_tasks
 
 __all__ = ["tasks_app"]
 
-tasks_app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="Generate, check and summarise tasks."
-)
 
 LibraryOpt = Annotated[
     Path | None, typer.Option("--library", "-l", help="Library folder (default: the starter set).")
@@ -95,7 +93,6 @@ def _generation_table(report: GenerationReport) -> Table:
     return table
 
 
-@tasks_app.command()
 def generate(
     library: LibraryOpt = None,
     n: Annotated[int, typer.Option("--n", "-n", min=1, help="Tasks to generate.")] = 100,
@@ -172,7 +169,6 @@ def _check_table(report: CheckReport) -> Table:
     return table
 
 
-@tasks_app.command()
 def check(
     file: Annotated[Path, typer.Argument(help="Task file (JSONL).")],
     library: LibraryOpt = None,
@@ -206,7 +202,6 @@ def _dist(title: str, counts: dict[str, int], total: int) -> Table:
     return table
 
 
-@tasks_app.command()
 def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> None:
     """Distributions: services per task, walk length, capabilities, domains, read/write mix."""
     console = _console()
@@ -245,7 +240,6 @@ def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> N
         console.print(_dist(title, counts, total))
 
 
-@tasks_app.command()
 def show(
     file: Annotated[Path, typer.Argument(help="Task file (JSONL).")],
     per_archetype: Annotated[
@@ -269,3 +263,14 @@ def show(
             f"({', '.join(task.services)}) · {len(task.gold_calls)} gold calls · "
             f"{', '.join(task.meta.capabilities)}\n\n> {task.instruction}\n"
         )
+
+
+@command_group
+def tasks_app() -> typer.Typer:
+    """A fresh ``tasks_app`` Typer app (built per ``cli_app()``, never shared)."""
+    app = typer.Typer(no_args_is_help=True, add_completion=False, help="Generate, check and summarise tasks.")
+    app.command()(generate)
+    app.command()(check)
+    app.command()(stats)
+    app.command()(show)
+    return app
