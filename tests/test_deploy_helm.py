@@ -459,7 +459,9 @@ def test_helm_values_refuses_to_overwrite_a_file_without_markers(tmp_path: Path)
     library = write_library(tmp_path / "lib", ["svc_a"])
     values = tmp_path / "mine.yaml"
     values.write_text("replicas: 3\n")
-    result = CliRunner().invoke(deploy_app(), ["helm-values", "--library", str(library), "--out", str(values)])
+    result = CliRunner().invoke(
+        deploy_app(), ["helm-values", "--library", str(library), "--out", str(values)]
+    )
     assert result.exit_code == 1 and "refusing to overwrite" in result.output
     assert values.read_text() == "replicas: 3\n"
 

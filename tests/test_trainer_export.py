@@ -352,7 +352,9 @@ async def test_direct_prompts_that_would_be_truncated_are_refused_at_export(tmp_
     await orch.aclose()
     longest = max(m.tokens for m in measured)
     args = ["verl", str(src), "--out", str(out), "--library", str(lib), "--tokenizer", str(tmp_path / "tok")]
-    refused = runner.invoke(export_app(), [*args, "--mode", "direct", "--max-prompt-length", str(longest - 1)])
+    refused = runner.invoke(
+        export_app(), [*args, "--mode", "direct", "--max-prompt-length", str(longest - 1)]
+    )
     assert refused.exit_code == 1 and not out.exists(), refused.output
     text = " ".join(refused.output.split())
     worst = max(measured, key=lambda m: m.tokens)

@@ -121,7 +121,9 @@ def test_verl_parquet_renders_exactly_like_the_published_record(tmp_path: Path) 
     )
     tok = _tokenizer()
     out = tmp_path / "sft.parquet"
-    result = runner.invoke(export_app(), ["sft", str(PUBLISHED), "--out", str(out), "--format", "verl-parquet"])
+    result = runner.invoke(
+        export_app(), ["sft", str(PUBLISHED), "--out", str(out), "--format", "verl-parquet"]
+    )
     assert result.exit_code == 0, result.output
     ds = sft_dataset.MultiTurnSFTDataset(str(out), tok, {"max_length": 40_000, "truncation": "error"})
     item = ds[0]  # its sanity check: turn-by-turn tokens == the whole conversation's tokens
