@@ -1,6 +1,6 @@
 """``compoworld export sft|verl``: the trainer's datasets from trajectories and tasks.
 
-``export_app`` is a typer app; ``compoworld/cli.py`` mounts it as ``compoworld export``.
+``export_app`` builds a fresh typer app (a ``@command_group``); ``compoworld/cli.py`` mounts it as ``compoworld export``.
 """
 
 from __future__ import annotations
