@@ -213,6 +213,12 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         max_episodes: Annotated[
             int | None, typer.Option(help="Forks per service at most; a fork beyond it is refused (503).")
         ] = None,
+        max_trajectory_messages: Annotated[
+            int | None, typer.Option(help="Messages one episode may record; a turn beyond it is 413.")
+        ] = None,
+        max_trajectory_bytes: Annotated[
+            int | None, typer.Option(help="JSON bytes one episode may record; a turn beyond it is 413.")
+        ] = None,
     ) -> None:
         """Every service of a library and the orchestrator, in one process (the embedded deployment)."""
         limits: dict[str, Any] = {
@@ -220,6 +226,8 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
             "max_payload_bytes": max_payload_bytes,
             "max_result_bytes": max_result_bytes,
             "max_episodes": max_episodes,
+            "max_trajectory_messages": max_trajectory_messages,
+            "max_trajectory_bytes": max_trajectory_bytes,
         }
         episode_limits: dict[str, Any] = {
             "max_live": max_live,

@@ -51,7 +51,14 @@ async def test_an_episode_wall_clock_beyond_a_day_is_refused(library: tuple[Path
 
 
 @pytest.mark.parametrize(
-    "flags", [["--max-wall-s", "1e9"], ["--max-live", "0"], ["--max-request-bytes", "0"]], ids=str
+    "flags",
+    [
+        ["--max-wall-s", "1e9"],
+        ["--max-live", "0"],
+        ["--max-request-bytes", "0"],
+        ["--max-trajectory-bytes", "0"],
+    ],
+    ids=str,
 )
 def test_up_refuses_a_bad_limit_with_exit_2(
     flags: list[str], library: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -70,6 +77,7 @@ def test_up_passes_every_limit_from_its_flags(
     monkeypatch.setenv("COMPOWORLD_ADMIN_TOKEN", "from-env")
     flags = ["--max-live", "7", "--max-steps", "9", "--max-wall-s", "60", "--max-request-bytes", "5000"]
     flags += ["--max-payload-bytes", "4000", "--max-result-bytes", "6000", "--max-episodes", "11"]
+    flags += ["--max-trajectory-messages", "50", "--max-trajectory-bytes", "70000"]
     result = CliRunner().invoke(
         cli_app(), ["up", "--library", str(library[0]), "--tasks", str(library[1]), *flags]
     )
@@ -77,6 +85,7 @@ def test_up_passes_every_limit_from_its_flags(
     orch = served[0].state.orchestrator
     assert (orch.config.max_live, orch.config.max_steps, orch.config.max_wall_s) == (7, 9, 60.0)
     assert orch.limits.max_bytes == 4000 and "admin token" not in result.output  # configured: none made
+    assert (orch.budget.max_messages, orch.budget.max_bytes) == (50, 70000)
     pool = served[0].state.runtimes
     assert (pool.settings.max_request_bytes, pool.settings.max_result_bytes, pool.settings.max_episodes) == (
         5000,
