@@ -23,6 +23,12 @@ One interface, two stores:
   the messages past the ones it holds, in one script: a turn's cost does not grow with the
   episode. A log shorter than the cached one (deleted, then reused) is read whole.
 
+  A turn costs two round trips: taking the lock reads the record in the same script
+  (``SET NX PX`` with a token, then the record and the log tail), and the turn's last write is
+  held until the lock is let go, then sent with the release in one script (the version check,
+  the write, then ``DEL`` of the lock only if it still holds this turn's token). A second write
+  in the same turn sends the held one first; a read after a write sends it first too.
+
 The handlers take ``lock(id)`` around a turn and ``put`` after every change.
 """
 
@@ -32,6 +38,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
+import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Protocol
@@ -171,6 +179,74 @@ if n < held then held = 0 end
 return {raw, n, redis.call('LRANGE', KEYS[2], held, -1)}
 """
 
+# KEYS: lock, ep, log.  ARGV: token, lease ms, messages the reader holds.
+#   -> {0} (held by another) or {1, record JSON or false, log length, new tail}
+_LOCK_GET = """
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
+local raw = redis.call('HGET', KEYS[2], 'r')
+if not raw then return {1, false, 0, {}} end
+local held = tonumber(ARGV[3])
+local n = redis.call('LLEN', KEYS[3])
+if n < held then held = 0 end
+return {1, raw, n, redis.call('LRANGE', KEYS[3], held, -1)}
+"""
+
+# KEYS: ep, log, live, done, lock.  ARGV: token, then _PUT's ARGV.  -> {put ok, version, released}
+_PUT_RELEASE = """
+local ok, version = 1, tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if version ~= tonumber(ARGV[2]) then
+  ok = 0
+else
+  redis.call('HSET', KEYS[1], 'v', version + 1, 'r', ARGV[3])
+  if #ARGV > 5 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 6)) end
+  local id = string.match(KEYS[1], ':ep:(.*)$')
+  if ARGV[4] == '1' then
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('ZADD', KEYS[4], ARGV[5], id)
+  else
+    redis.call('ZADD', KEYS[3], ARGV[5], id)
+  end
+  version = version + 1
+end
+local released = 0
+if redis.call('GET', KEYS[5]) == ARGV[1] then released = redis.call('DEL', KEYS[5]) end
+return {ok, version, released}
+"""
+
+# KEYS: lock.  ARGV: token.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: lock.  ARGV: token, lease ms.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+
+class _Write:
+    """A ``put`` held until the turn ends (or the next write or read in it)."""
+
+    __slots__ = ("args", "expected", "logged", "new", "record")
+
+    def __init__(self, record: EpisodeRecord, expected: int, logged: int, args: list[Any], new: list[str]):
+        self.record, self.expected, self.logged, self.args, self.new = record, expected, logged, args, new
+
+
+class _Turn:
+    """The lock a task holds on one episode: its token, the record read with it, a held write."""
+
+    __slots__ = ("fresh", "pending", "read", "task", "token")
+
+    def __init__(self, token: str, task: asyncio.Task[Any] | None) -> None:
+        self.token, self.task = token, task
+        self.fresh = False  # ``read`` is the record as the lock found it, not yet handed out
+        self.read: EpisodeRecord | None = None
+        self.pending: _Write | None = None
+
+
 #: Decoded step logs a replica keeps (episodes it served lately); each entry is the log's prefix.
 LOG_CACHE = 4096
 
@@ -193,6 +269,11 @@ class RedisEpisodeStore:
         self.turn_limit_s = turn_limit_s
         self._put = client.register_script(_PUT)
         self._get = client.register_script(_GET)
+        self._lock_get = client.register_script(_LOCK_GET)
+        self._put_release = client.register_script(_PUT_RELEASE)
+        self._release = client.register_script(_RELEASE)
+        self._renew_script = client.register_script(_RENEW)
+        self._turns: dict[str, _Turn] = {}
         self._logs: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
     @classmethod
@@ -209,12 +290,29 @@ class RedisEpisodeStore:
     def _key(self, kind: str, episode_id: str = "") -> str:
         return f"{self.prefix}:{kind}:{episode_id}" if episode_id else f"{self.prefix}:{kind}"
 
+    def _turn(self, episode_id: str) -> _Turn | None:
+        """The turn this task holds on the episode, if any (a read or write outside it goes straight)."""
+        turn = self._turns.get(episode_id)
+        return turn if turn is not None and turn.task is asyncio.current_task() else None
+
     async def get(self, episode_id: str) -> EpisodeRecord | None:
+        turn = self._turn(episode_id)
+        if turn is not None:
+            if turn.fresh:  # read by the lock script a moment ago, under the lock
+                turn.fresh = False
+                rec, turn.read = turn.read, None
+                return rec
+            await self._flush(turn)
         held = self._logs.get(episode_id, [])
         with store_errors():
             raw, length, tail = await self._get(
                 keys=[self._key("ep", episode_id), self._key("log", episode_id)], args=[len(held)]
             )
+        return self._decode(episode_id, held, raw, length, tail)
+
+    def _decode(
+        self, episode_id: str, held: list[dict[str, Any]], raw: Any, length: int, tail: list[bytes]
+    ) -> EpisodeRecord | None:
         if not raw:
             self._logs.pop(episode_id, None)
             return None
@@ -232,25 +330,57 @@ class RedisEpisodeStore:
             self._logs.popitem(last=False)
 
     async def put(self, record: EpisodeRecord) -> None:
+        turn = self._turn(record.id)
+        if turn is not None:
+            await self._flush(turn)
+        write = self._write(record)
+        if turn is not None:  # sent with the lock's release, or before the turn's next read/write
+            turn.fresh, turn.read, turn.pending = False, None, write
+            return
+        with store_errors():
+            ok, stored = await self._put(keys=self._put_keys(record.id), args=[*write.args, *write.new])
+        self._written(write, bool(ok), int(stored))
+
+    def _put_keys(self, episode_id: str) -> list[str]:
+        return [
+            self._key("ep", episode_id),
+            self._key("log", episode_id),
+            self._key("live"),
+            self._key("done"),
+        ]
+
+    def _write(self, record: EpisodeRecord) -> _Write:
+        """The write's script arguments; the record counts it as written until the store says otherwise
+        (it is serialised with the version it will have once written)."""
         new = [json.dumps(m, ensure_ascii=False, default=str) for m in record.messages[record.logged :]]
-        expected = record.version
+        expected, logged = record.version, record.logged
         record.version += 1
-        keys = [self._key("ep", record.id), self._key("log", record.id), self._key("live"), self._key("done")]
         args = [
             expected,
             record_to_json(record, with_messages=False),
             int(record.terminal),
             record.last_active,
         ]
-        with store_errors():
-            ok, stored = await self._put(keys=keys, args=[*args, *new])
-        if not ok:
-            record.version = expected
-            raise EpisodeConflict(
-                f"episode changed on another replica (version {stored}, this turn started at {expected}); retry"
-            )
         record.logged = len(record.messages)
-        self._remember(record.id, list(record.messages))
+        return _Write(record, expected, logged, args, new)
+
+    def _written(self, write: _Write, ok: bool, stored: int) -> None:
+        record = write.record
+        if not ok:
+            record.version, record.logged = write.expected, write.logged
+            raise EpisodeConflict(
+                f"episode changed on another replica (version {stored}, this turn started at {write.expected}); retry"
+            )
+        self._remember(record.id, list(record.messages[: record.logged]))
+
+    async def _flush(self, turn: _Turn) -> None:
+        """Send the turn's held write now (a read or another write in the same turn comes next)."""
+        write, turn.pending = turn.pending, None
+        if write is None:
+            return
+        with store_errors():
+            ok, stored = await self._put(keys=self._put_keys(write.record.id), args=[*write.args, *write.new])
+        self._written(write, bool(ok), int(stored))
 
     async def pop(self, episode_id: str) -> EpisodeRecord | None:
         with store_errors():
@@ -289,25 +419,16 @@ class RedisEpisodeStore:
 
     @contextlib.asynccontextmanager
     async def lock(self, episode_id: str, wait_s: float) -> AsyncIterator[None]:
-        from redis.exceptions import LockError
-
-        lock = self.redis.lock(
-            self._key("lock", episode_id),
-            timeout=self.lease_s,
-            blocking=wait_s > 0,
-            blocking_timeout=wait_s if wait_s > 0 else None,
-            sleep=0.005,
-        )
-        with store_errors():
-            acquired = await lock.acquire()
-        if not acquired:
-            raise EpisodeBusy(f"the episode stayed busy for {wait_s:g} s (another replica holds its turn)")
+        turn = await self._acquire(episode_id, wait_s)
+        self._turns[episode_id] = turn
         held = asyncio.Event()
         held.set()
-        renew = asyncio.create_task(self._renew(lock, held))
+        renew = asyncio.create_task(self._renew(episode_id, turn.token, held))
+        failed = True
         try:
             async with asyncio.timeout(self.turn_limit_s):  # a turn stuck here must not hold the lock forever
                 yield
+            failed = False
         except TimeoutError:
             log.exception(
                 "a turn of episode %s held its lock for %g s; released", episode_id[:8], self.turn_limit_s
@@ -317,20 +438,66 @@ class RedisEpisodeStore:
             held.clear()  # the renewer stops at its next wake-up even if the cancel below is lost
             renew.cancel()
             await asyncio.wait({renew}, timeout=1.0)
-            with contextlib.suppress(LockError):  # the lease ran out: the version check fenced us
-                await lock.release()
+            if self._turns.get(episode_id) is turn:
+                del self._turns[episode_id]
+            await self._end(episode_id, turn, quiet=failed)
 
-    async def _renew(self, lock: Any, held: asyncio.Event) -> None:
-        from redis.exceptions import LockError
+    async def _acquire(self, episode_id: str, wait_s: float) -> _Turn:
+        """Take the lock and read the record in one script; retried every 5 ms for ``wait_s``."""
+        turn = _Turn(uuid.uuid4().hex, asyncio.current_task())
+        keys = [self._key("lock", episode_id), self._key("ep", episode_id), self._key("log", episode_id)]
+        stop = time.monotonic() + max(wait_s, 0.0)
+        while True:
+            held = self._logs.get(episode_id, [])
+            with store_errors():
+                out = await self._lock_get(keys=keys, args=[turn.token, int(self.lease_s * 1000), len(held)])
+            if out[0]:
+                turn.read, turn.fresh = self._decode(episode_id, held, out[1], int(out[2]), out[3]), True
+                return turn
+            if wait_s <= 0 or time.monotonic() > stop:
+                busy = f"the episode stayed busy for {wait_s:g} s (another replica holds its turn)"
+                raise EpisodeBusy(busy)
+            await asyncio.sleep(0.005)
 
+    async def _end(self, episode_id: str, turn: _Turn, *, quiet: bool) -> None:
+        """Send the held write with the release (one script), or just release. ``quiet``: the turn
+        already failed, so a conflict here is logged rather than raised over that failure."""
+        write, turn.pending = turn.pending, None
+        lock_key = self._key("lock", episode_id)
+        with store_errors():
+            if write is None:
+                released = await self._release(keys=[lock_key], args=[turn.token])
+            else:
+                keys = [*self._put_keys(episode_id), lock_key]
+                ok, stored, released = await self._put_release(
+                    keys=keys, args=[turn.token, *write.args, *write.new]
+                )
+        if not released:  # the lease ran out: another turn may hold it now; the version check fenced us
+            log.warning("the turn lock of episode %s had expired at release", episode_id[:8])
+        if write is not None:
+            try:
+                self._written(write, bool(ok), int(stored))
+            except EpisodeConflict:
+                if not quiet:
+                    raise
+                log.warning("episode %s: the failed turn's last write was fenced off", episode_id[:8])
+
+    async def _renew(self, episode_id: str, token: str, held: asyncio.Event) -> None:
         while held.is_set():
             await asyncio.sleep(self.lease_s / 3)
             if not held.is_set():
                 return
             try:
-                await lock.reacquire()
-            except LockError:
-                log.warning("lost the turn lock %s; the version check fences this turn", lock.name)
+                renewed = await self._renew_script(
+                    keys=[self._key("lock", episode_id)], args=[token, int(self.lease_s * 1000)]
+                )
+            except Exception:  # the store did not answer: try again at the next wake-up
+                log.warning("could not renew the turn lock of episode %s", episode_id[:8], exc_info=True)
+                continue
+            if not renewed:
+                log.warning(
+                    "lost the turn lock of episode %s; the version check fences this turn", episode_id[:8]
+                )
                 return
 
     async def aclose(self) -> None:

@@ -1,0 +1,139 @@
+"""A turn on the Redis store is two round trips: lock + read in one script, write + release in another.
+
+What the merge must not lose, on a real ``redis-server`` (``tests/redis_fixture.py``): a turn whose
+lease ran out between the two scripts is fenced by the version check and never releases the lock
+another turn now holds; a flushed script cache is reloaded; a read after a write in the same turn
+sees the write; and a step through a replica costs exactly two store calls.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from orchestrator.api import OpenRequest
+from orchestrator.errors import EpisodeConflict
+from orchestrator.store import RedisEpisodeStore
+from tests.orchestrator_fixture import task_create
+from tests.redis_fixture import redis_server
+from tests.test_orchestrator_store import mesh, replica, turn
+
+__all__ = ["mesh", "redis_server"]
+
+
+@pytest.fixture
+async def opened(redis_server: str, mesh: Any) -> AsyncIterator[tuple[Any, str, aioredis.Redis]]:  # type: ignore[type-arg]
+    _, urls = mesh
+    orch = replica(redis_server, urls, uuid.uuid4().hex)
+    eid = (await orch.open(OpenRequest(task=task_create()))).episode_id
+    raw = aioredis.Redis.from_url(redis_server)
+    yield orch, eid, raw
+    await orch.delete(eid)
+    await orch.aclose()
+    await raw.aclose()
+
+
+async def test_a_turn_whose_lease_ran_out_is_fenced_and_leaves_the_new_holders_lock(
+    opened: tuple[Any, str, aioredis.Redis],  # type: ignore[type-arg]
+) -> None:
+    orch, eid, raw = opened
+    store: RedisEpisodeStore = orch.store
+    other = RedisEpisodeStore(aioredis.Redis(connection_pool=raw.connection_pool), prefix=store.prefix)
+    lock_key = f"{store.prefix}:lock:{eid}"
+    with pytest.raises(EpisodeConflict, match="another replica"):
+        async with store.lock(eid, 0):
+            rec = await store.get(eid)
+            assert rec is not None
+            rec.n_steps = 7
+            await store.put(rec)  # held until the release
+            await raw.delete(lock_key)  # the lease ran out between the two scripts ...
+            async with other.lock(eid, 0):  # ... and another replica ran a turn meanwhile
+                newer = await other.get(eid)
+                assert newer is not None
+                newer.n_steps = 3
+                await other.put(newer)
+            await raw.set(lock_key, b"someone-else", px=30_000)  # a third turn holds the lock now
+    assert await raw.get(lock_key) == b"someone-else"  # the fenced turn did not release it
+    stored = await other.get(eid)
+    assert stored is not None and stored.n_steps == 3
+    await raw.delete(lock_key)
+
+
+async def test_a_turn_that_lost_its_lock_but_not_its_version_writes_and_releases_nothing_else(
+    opened: tuple[Any, str, aioredis.Redis],  # type: ignore[type-arg]
+) -> None:
+    orch, eid, raw = opened
+    store: RedisEpisodeStore = orch.store
+    lock_key = f"{store.prefix}:lock:{eid}"
+    async with store.lock(eid, 0):
+        rec = await store.get(eid)
+        assert rec is not None
+        rec.n_steps = 4
+        await store.put(rec)
+        await raw.set(lock_key, b"next-holder", px=30_000)  # expired, and taken by another turn
+    assert await raw.get(lock_key) == b"next-holder"
+    await raw.delete(lock_key)
+    stored = await store.get(eid)
+    assert stored is not None and stored.n_steps == 4  # no newer turn ran: the version check let it in
+
+
+async def test_a_flushed_script_cache_is_reloaded_mid_turn(
+    opened: tuple[Any, str, aioredis.Redis],  # type: ignore[type-arg]
+) -> None:
+    orch, eid, raw = opened
+    store: RedisEpisodeStore = orch.store
+    await raw.script_flush()
+    async with store.lock(eid, 0):  # lock + read: NOSCRIPT, loaded, run
+        rec = await store.get(eid)
+        assert rec is not None
+        rec.n_steps = 2
+        await store.put(rec)
+        await raw.script_flush()  # again between the two scripts
+    assert await raw.get(f"{store.prefix}:lock:{eid}") is None  # write + release reloaded and ran
+    stored = await store.get(eid)
+    assert stored is not None and stored.n_steps == 2
+
+
+async def test_a_read_after_a_write_in_the_same_turn_sees_the_write(
+    opened: tuple[Any, str, aioredis.Redis],  # type: ignore[type-arg]
+) -> None:
+    orch, eid, raw = opened
+    store: RedisEpisodeStore = orch.store
+    fresh = RedisEpisodeStore(aioredis.Redis(connection_pool=raw.connection_pool), prefix=store.prefix)
+    async with store.lock(eid, 0):
+        rec = await store.get(eid)
+        assert rec is not None
+        rec.messages.append({"role": "user", "content": "more"})
+        await store.put(rec)
+        await store.put(rec)  # a second write sends the held one first: nothing appended twice
+        again = await store.get(eid)
+        assert again is not None and again.messages == rec.messages and again.version == rec.version
+        seen = await fresh.get(eid)  # and it is in Redis, not only in this replica's memory
+        assert seen is not None and seen.messages == rec.messages
+    after = await fresh.get(eid)
+    assert after is not None and after.messages == rec.messages and after.version == rec.version
+
+
+async def test_a_step_through_a_replica_costs_two_store_calls(
+    opened: tuple[Any, str, aioredis.Redis],  # type: ignore[type-arg]
+) -> None:
+    orch, eid, _ = opened
+    calls: list[str] = []
+    client = orch.store.redis
+    original = client.execute_command
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(str(args[0]))
+        return await original(*args, **kwargs)
+
+    client.execute_command = counting
+    try:
+        out = await orch.step(eid, turn("crm__listContacts", {"limit": 1}))
+    finally:
+        client.execute_command = original
+    assert out.state == "running"
+    assert calls == ["EVALSHA", "EVALSHA"], calls  # lock + read, write + release
