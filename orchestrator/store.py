@@ -152,23 +152,6 @@ def store_errors() -> Iterator[None]:
         raise EpisodeBusy(f"the episode store did not answer ({type(exc).__name__}: {exc}); retry") from exc
 
 
-# KEYS: ep, log, live, done.  ARGV: expected version, record JSON, terminal (0/1), score, messages...
-_PUT = """
-local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-if version ~= tonumber(ARGV[1]) then return {0, version} end
-redis.call('HSET', KEYS[1], 'v', version + 1, 'r', ARGV[2])
-if #ARGV > 4 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 5)) end
-local id = string.match(KEYS[1], ':ep:(.*)$')
-if ARGV[3] == '1' then
-  redis.call('ZREM', KEYS[3], id)
-  redis.call('ZADD', KEYS[4], ARGV[4], id)
-else
-  redis.call('ZADD', KEYS[3], ARGV[4], id)
-end
-return {1, version + 1}
-"""
-
-
 # KEYS: ep, log.  ARGV: messages the reader holds.  -> {record JSON or false, log length, new tail}
 _GET = """
 local raw = redis.call('HGET', KEYS[1], 'r')
@@ -191,7 +174,10 @@ if n < held then held = 0 end
 return {1, raw, n, redis.call('LRANGE', KEYS[3], held, -1)}
 """
 
-# KEYS: ep, log, live, done, lock.  ARGV: token, then _PUT's ARGV.  -> {put ok, version, released}
+# A write (the version check, the record, new messages, the live/done index), then the lock's
+# release if it still holds ``token`` (a write outside a turn sends "", which no lock holds).
+# KEYS: ep, log, live, done, lock.  ARGV: token, expected version, record JSON, terminal (0/1),
+# score, messages...  -> {put ok, version now, released}
 _PUT_RELEASE = """
 local ok, version = 1, tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if version ~= tonumber(ARGV[2]) then
@@ -267,7 +253,6 @@ class RedisEpisodeStore:
         self.prefix = prefix
         self.lease_s = lease_s
         self.turn_limit_s = turn_limit_s
-        self._put = client.register_script(_PUT)
         self._get = client.register_script(_GET)
         self._lock_get = client.register_script(_LOCK_GET)
         self._put_release = client.register_script(_PUT_RELEASE)
@@ -337,9 +322,7 @@ class RedisEpisodeStore:
         if turn is not None:  # sent with the lock's release, or before the turn's next read/write
             turn.fresh, turn.read, turn.pending = False, None, write
             return
-        with store_errors():
-            ok, stored = await self._put(keys=self._put_keys(record.id), args=[*write.args, *write.new])
-        self._written(write, bool(ok), int(stored))
+        await self._send(write)
 
     def _put_keys(self, episode_id: str) -> list[str]:
         return [
@@ -376,10 +359,14 @@ class RedisEpisodeStore:
     async def _flush(self, turn: _Turn) -> None:
         """Send the turn's held write now (a read or another write in the same turn comes next)."""
         write, turn.pending = turn.pending, None
-        if write is None:
-            return
+        if write is not None:
+            await self._send(write)
+
+    async def _send(self, write: _Write) -> None:
+        """One write now, outside a lock's release (its token "" matches no lock)."""
+        keys = [*self._put_keys(write.record.id), self._key("lock", write.record.id)]
         with store_errors():
-            ok, stored = await self._put(keys=self._put_keys(write.record.id), args=[*write.args, *write.new])
+            ok, stored, _ = await self._put_release(keys=keys, args=["", *write.args, *write.new])
         self._written(write, bool(ok), int(stored))
 
     async def pop(self, episode_id: str) -> EpisodeRecord | None:
