@@ -15,7 +15,8 @@ CompoWorldError                          compoworld.errors
 │   ├── EpisodeStateLost                 compoworld.errors              a service holds no state for the episode (restart, expiry)
 │   ├── EpisodeNotFound                  orchestrator.errors            404 unknown (or released) episode id
 │   ├── EpisodeConflict                  orchestrator.errors            409 the episode's state forbids the request
-│   └── EpisodeBusy                      orchestrator.errors            503 too many live episodes, or its turn is held
+│   ├── EpisodeBusy                      orchestrator.errors            503 too many live episodes, or its turn is held
+│   └── TrajectoryFull                   orchestrator.errors            413 a turn past the episode's trajectory budget
 ├── TaskNotFound                         orchestrator.errors            404 no loaded task file holds the id
 ├── InvalidRequest                       orchestrator.errors            422 names something that cannot be served
 ├── ServiceUnavailable                   compoworld.errors              503 a service did not answer (dead, slow)
