@@ -164,6 +164,15 @@ def _pick_pk(draft: EntityDraft) -> str | None:
         for candidate in (p.original_name or p.name, p.name):
             if match_key(candidate) in keys:
                 return keys[match_key(candidate)]
+    for p in draft.pk_params:  # ``{member_slug}`` names a member by its ``slug``
+        words = split_words(p.original_name or p.name)
+        own = keys.get(match_key(words[-1])) if len(words) >= 2 else None
+        if (
+            own is not None
+            and "_".join(words[:-1]) == draft.name
+            and _column_type(draft.fields[own].schema) in ("integer", "string")
+        ):
+            return own
     for candidate in ("id", draft.name + "_id", "uuid", "key"):
         if match_key(candidate) in keys:
             found = keys[match_key(candidate)]

@@ -117,6 +117,8 @@ _PARAM = re.compile(r"^\{([^{}]+)\}$")
 #: A response-format suffix on the last segment: ``/products.json``, ``/orders/{id}.xml``.
 _FORMAT_SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
 _VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$")
+#: Last words of a path parameter's name that make it the key of what its other words name.
+_KEY_WORDS = frozenset({"id", "slug", "key", "uuid", "guid", "sid", "code"})
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,15 @@ def _param(segment: str) -> str | None:
 
 def _is_action_literal(segment: str) -> bool:
     return any(w in ACTION_VERBS for w in split_words(segment))
+
+
+def _named_parent(param: str) -> str | None:
+    """What a path parameter that no literal names is the key of, by its own name: ``{workspace_slug}``
+    and ``{tenantId}`` scope what follows them to a workspace and a tenant; ``{format}`` names nothing."""
+    words = split_words(param)
+    if len(words) < 2 or words[-1] not in _KEY_WORDS or words[-2] in _KEY_WORDS:
+        return None
+    return "_".join(words[:-1])
 
 
 def _base_shape(segments: list[str]) -> PathShape:
@@ -180,8 +191,12 @@ def _base_shape(segments: list[str]) -> PathShape:
     parents: list[tuple[str, str]] = []
     for i in range(coll_index):
         name = _param(segments[i])
-        if name is not None and i > 0 and _param(segments[i - 1]) is None:
+        if name is None:
+            continue
+        if i > 0 and _param(segments[i - 1]) is None:
             parents.append((segments[i - 1], name))
+        elif (owner := _named_parent(name)) is not None:  # ``/{workspace_slug}/activities``
+            parents.append((owner, name))
     key = "/" + "/".join("{}" if _param(s) is not None else s for s in segments[: coll_index + 1])
     return PathShape(
         kind="item" if item_param is not None else "collection",

@@ -1,0 +1,114 @@
+"""Path parameters that scope a collection bind to typed state instead of leaving the tool simulated.
+
+``/{workspace_slug}/members`` (Orbit's style: a tenant key that no literal names) scopes members to
+a workspace exactly as ``/workspaces/{slug}/members`` would: built, then called on real SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compoworld.runtime import ServiceRuntime
+from compoworld.settings import Settings
+from compoworld.synth.build import build_service
+from compoworld.synth.paths import parse_path
+from compoworld.synth.verify import verify_runtime
+from tests.runtime_call import call
+
+_MEMBER = {
+    "type": "object",
+    "properties": {
+        "slug": {"type": "string"},
+        "name": {"type": "string"},
+        "email": {"type": "string", "format": "email"},
+    },
+}
+
+
+def _ok(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+
+def _param(name: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _doc() -> dict[str, Any]:
+    member = {"$ref": "#/components/schemas/Member"}
+    body = {"required": True, "content": {"application/json": {"schema": member}}}
+    ws, slug = _param("workspace_slug"), _param("member_slug")
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Scoped", "version": "1"},
+        "paths": {
+            "/{workspace_slug}/members": {
+                "get": {
+                    "operationId": "listMembers",
+                    "parameters": [ws],
+                    "responses": _ok({"type": "array", "items": member}),
+                },
+                "post": {
+                    "operationId": "createMember",
+                    "parameters": [ws],
+                    "requestBody": body,
+                    "responses": _ok(member),
+                },
+            },
+            "/{workspace_slug}/members/{member_slug}": {
+                "get": {"operationId": "getMember", "parameters": [ws, slug], "responses": _ok(member)},
+                "put": {
+                    "operationId": "updateMember",
+                    "parameters": [ws, slug],
+                    "requestBody": body,
+                    "responses": _ok(member),
+                },
+            },
+        },
+        "components": {"schemas": {"Member": _MEMBER}},
+    }
+
+
+@pytest.fixture(scope="module")
+def rt(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    root = tmp_path_factory.mktemp("scoped")
+    spec = root / "scoped.json"
+    spec.write_text(json.dumps(_doc()))
+    return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
+
+
+def test_a_leading_key_parameter_is_a_parent_by_its_own_name() -> None:
+    assert parse_path("/{workspace_slug}/members").parents == (("workspace", "workspace_slug"),)
+    assert parse_path("/{tenantId}/orders/{id}").parents == (("tenant", "tenantId"),)
+    assert parse_path("/{format}/Games").parents == ()  # a format names no parent
+    assert parse_path("/{dialect}/api/where/stops").parents == ()
+
+
+def test_tools_under_a_leading_scope_are_implemented(rt: ServiceRuntime) -> None:
+    tools = {t.name: t for t in rt.manifest.tools}
+    for name in ("listMembers", "createMember", "getMember", "updateMember"):
+        assert tools[name].backend == "implemented", (name, tools[name].simulated_reason)
+
+
+def test_a_member_lives_in_the_workspace_it_was_created_in(rt: ServiceRuntime) -> None:
+    workspace = rt.select(None, "workspace")[0]["id"]
+    made = call(
+        rt, "e1", "createMember", {"workspace_slug": workspace, "name": "Ada", "email": "a@example.com"}
+    )
+    assert made["success"], made
+    slug = made["data"]["slug"]
+    listed = call(rt, "e1", "listMembers", {"workspace_slug": workspace})["data"]
+    assert slug in [row["slug"] for row in listed]
+    got = call(rt, "e1", "getMember", {"workspace_slug": workspace, "member_slug": slug})
+    assert got["success"] and got["data"]["name"] == "Ada", got
+    elsewhere = call(rt, "e1", "getMember", {"workspace_slug": "no-such-workspace", "member_slug": slug})
+    assert not elsewhere["success"] and elsewhere["error"]["code"] == "not_found", elsewhere
+
+
+def test_the_service_passes_the_conformance_checker(rt: ServiceRuntime) -> None:
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
