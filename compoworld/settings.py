@@ -117,6 +117,14 @@ class Settings(BaseSettings):
         le=3600.0,
         description="Longest a group reward report may wait for its siblings (a longer timeout_s is 422).",
     )
+    group_open_deadline_s: float = Field(
+        default=60.0,
+        ge=0,
+        le=3600.0,
+        description="A group that fewer than expected_n rollouts opened (with its group_id), none for this "
+        "long, is given up on: its waiting reports are scored alone at once (reason siblings_not_opened) "
+        "instead of waiting out their timeout_s. 0: off.",
+    )
     store_url: str | None = Field(
         default=None,
         description="Episode store shared by orchestrator replicas (redis://host:6379/0); unset = in memory.",

@@ -171,9 +171,11 @@ class Orchestrator:
             source=req.source or "",
             library_version=self.directory.version,
         )
-        await self._fork_all(rec, services)
+        await forks.fork_all(self.directory, rec, services)
         self._cache_exposure(eid, exposure)
         await self.store.put(rec)
+        if self.outcomes is not None and rec.group_id:  # the group board learns which rollouts started
+            await self.outcomes.record_open(rec.group_id, eid)
         return OpenResponse.model_construct(
             episode_id=eid,
             task_id=task.id,
@@ -202,9 +204,6 @@ class Orchestrator:
             gold_calls=[],
             rubric=[],
         )
-
-    async def _fork_all(self, rec: EpisodeRecord, services: list[str]) -> None:
-        await forks.fork_all(self.directory, rec, services)
 
     # -- step ---------------------------------------------------------------------------
 

@@ -15,6 +15,14 @@ are kept ``ttl_s``, so a driver may release the episode (free its forks) before 
 ``timeout_s`` is bounded by the orchestrator's ``group_timeout_max_s``; on shutdown every waiter
 ends at once with 503 (``close_waiters``), so no report holds a SIGTERM.
 
+A sibling that never opened its episode (its open failed, its worker died) will never report, so
+the board does not wait for it to the timeout: the orchestrator tells it of every episode opened
+with a ``group_id`` (``record_open``), and when fewer than ``expected_n`` rollouts of a group have
+opened and none has opened for ``open_deadline_s`` (``group_open_deadline_s``), every waiter of the
+group is scored alone at once, ``reason`` ``siblings_not_opened``. A group none of whose episodes
+opened with its id (a driver that does not send ``group_id``) waits for its timeout as before;
+``open_deadline_s=0`` turns the check off.
+
 ``GroupBoard`` lives in one process (one event loop): the embedded default. With several
 orchestrator replicas the board lives in the shared store instead (``groups_redis``), so the
 rollouts of one group may report to different replicas; both boards score a complete group the
@@ -40,6 +48,8 @@ from orchestrator.errors import EpisodeBusy
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport, group_reward_report, log_group_report
 
 __all__ = [
+    "NOT_OPENED",
+    "TIMEOUT",
     "BoardClosing",
     "GroupBoard",
     "GroupConflictError",
@@ -50,6 +60,7 @@ __all__ = [
     "fallback_response",
     "group_responses",
     "groups_router",
+    "open_deadline_left",
     "set_soon",
 ]
 
@@ -95,7 +106,13 @@ class GroupRewardResponse(BaseModel):
     group_complete: bool = Field(description="All expected rollouts reported before the timeout.")
     n_reported: int = Field(description="Rollouts that had reported when the reward was computed.")
     pass_rates: list[float] = Field(description="p_c over the rollouts counted (just this one on fallback).")
-    fallback: bool = Field(description="Timed out: scored alone with static weights (n = 1).")
+    fallback: bool = Field(description="Not complete in time: scored alone with static weights (n = 1).")
+    reason: str = Field(
+        default="",
+        description="Why the group was not complete: '' (it was), 'timeout' (not every sibling reported "
+        "within timeout_s) or 'siblings_not_opened' (fewer than expected_n rollouts of the group opened "
+        "and none opened for group_open_deadline_s).",
+    )
     rubric_score: float = Field(description="R_i, the weighted fraction of criteria passed.")
     completion: float = Field(description="C_i: 1.0 if every criterion passed, else 0.0.")
 
@@ -106,11 +123,27 @@ class _Report:
     importance: list[float] | None
 
 
+TIMEOUT = "timeout"
+NOT_OPENED = "siblings_not_opened"
+
+
+def open_deadline_left(
+    opened: int, last_open: float | None, expected_n: int, deadline_s: float, now: float
+) -> float | None:
+    """Seconds until a group with ``opened`` of ``expected_n`` rollouts opened is given up on (<= 0:
+    now); None when the check does not apply (off, every rollout opened, or none opened with the id)."""
+    if deadline_s <= 0 or opened == 0 or last_open is None or opened >= expected_n:
+        return None
+    return last_open + deadline_s - now
+
+
 @dataclass
 class _Group:
-    expected_n: int
+    expected_n: int | None  # None: rollouts opened, none reported yet
     created: float
     updated: float
+    opened: int = 0
+    last_open: float | None = None
     reports: dict[str, _Report] = field(default_factory=dict)
     k: int | None = None
     importance: list[float] | None = None
@@ -129,17 +162,22 @@ class GroupBoard:
         ttl_s: float = 900.0,
         lam: float = DEFAULT_LAMBDA,
         clock: Callable[[], float] = time.monotonic,
+        open_deadline_s: float = 60.0,
     ) -> None:
         if ttl_s <= 0:
             raise ValueError("ttl_s must be > 0")
         if not 0.0 <= lam <= 1.0:
             raise ValueError("lam must be in [0, 1]")
+        if open_deadline_s < 0:
+            raise ValueError("open_deadline_s must be >= 0 (0: off)")
         self._groups: dict[str, _Group] = {}
         self._outcomes: dict[str, tuple[list[bool] | None, float]] = {}  # episode -> (row, recorded)
         self._closing = asyncio.Event()
         self._ttl_s = ttl_s
         self._lam = lam
         self._clock = clock
+        self._open_deadline_s = open_deadline_s
+        self._reaped = clock()
 
     def __len__(self) -> int:
         return len(self._groups)
@@ -154,7 +192,7 @@ class GroupBoard:
 
     def reap(self) -> list[str]:
         """Forget groups idle for longer than the TTL that nobody waits on; return their ids."""
-        now = self._clock()
+        now = self._reaped = self._clock()
         stale = sorted(
             gid for gid, g in self._groups.items() if g.waiters == 0 and now - g.updated > self._ttl_s
         )
@@ -186,6 +224,20 @@ class GroupBoard:
         held = self._outcomes.get(episode_id)
         return None if held is None else (held[0],)
 
+    async def record_open(self, group_id: str, episode_id: str) -> None:
+        """An episode of ``group_id`` opened: the board counts the group's rollouts that started.
+
+        Only a count and the latest open's time are kept; idle groups are reaped at most once a
+        second from here too, so opens nobody reports (an evaluation run) stay bounded."""
+        now = self._clock()
+        if now - self._reaped >= 1.0:
+            self.reap()
+        group = self._groups.get(group_id)
+        if group is None:
+            group = self._groups[group_id] = _Group(expected_n=None, created=now, updated=now)
+        group.opened += 1
+        group.last_open = group.updated = now
+
     def close_waiters(self) -> None:
         """End every wait now with ``BoardClosing`` (shutdown); safe to call from a signal handler."""
         set_soon(self._closing)
@@ -209,17 +261,25 @@ class GroupBoard:
         self.reap()
         row = None if (aborted or verdicts is None) else [bool(v) for v in verdicts]
         group = self._post(group_id, episode_id, row, expected_n, importance)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        group.waiters += 1
+        try:
+            while group.result is None and not self._closing.is_set():
+                left = deadline - loop.time()
+                unopened = open_deadline_left(
+                    group.opened, group.last_open, expected_n, self._open_deadline_s, self._clock()
+                )
+                if unopened is not None and unopened <= 0:
+                    return self._fallback(group_id, group, episode_id, NOT_OPENED)
+                if left <= 0:
+                    return self._fallback(group_id, group, episode_id, TIMEOUT)
+                await _first_of(group.done, self._closing, left if unopened is None else min(left, unopened))
+        finally:
+            group.waiters -= 1
+            group.updated = self._clock()
         if group.result is None:
-            group.waiters += 1
-            try:
-                if not await _first_of(group.done, self._closing, timeout_s):
-                    return self._fallback(group_id, group, episode_id)
-            finally:
-                group.waiters -= 1
-                group.updated = self._clock()
-            if group.result is None:
-                raise BoardClosing("the orchestrator is shutting down; send the report again")
-        assert group.result is not None
+            raise BoardClosing("the orchestrator is shutting down; send the report again")
         return group.result[episode_id]
 
     def _post(
@@ -234,6 +294,8 @@ class GroupBoard:
         group = self._groups.get(group_id)
         if group is None:
             group = self._groups[group_id] = _Group(expected_n=expected_n, created=now, updated=now)
+        if group.expected_n is None:  # opened, first report now
+            group.expected_n = expected_n
         if expected_n != group.expected_n:
             raise GroupConflictError(
                 f"group {group_id!r} expects {group.expected_n} rollouts; this report says {expected_n}"
@@ -261,7 +323,7 @@ class GroupBoard:
             )
         group.reports[episode_id] = _Report(verdicts=row, importance=importance)
         group.updated = now
-        if len(group.reports) >= group.expected_n:
+        if len(group.reports) >= expected_n:
             self._complete(group_id, group)
         return group
 
@@ -270,7 +332,7 @@ class GroupBoard:
         group.report, group.result = group_responses(group_id, rows, group.importance, self._lam)
         group.done.set()
 
-    def _fallback(self, group_id: str, group: _Group, episode_id: str) -> GroupRewardResponse:
+    def _fallback(self, group_id: str, group: _Group, episode_id: str, reason: str) -> GroupRewardResponse:
         row = group.reports[episode_id].verdicts
         return fallback_response(
             group_id,
@@ -280,7 +342,9 @@ class GroupBoard:
             group.importance,
             self._lam,
             len(group.reports),
-            group.expected_n,
+            group.expected_n or 0,
+            reason,
+            group.opened,
         )
 
     async def aclose(self) -> None:
@@ -327,6 +391,8 @@ class RewardBoard(Protocol):
     async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None: ...
 
     async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None: ...
+
+    async def record_open(self, group_id: str, episode_id: str) -> None: ...
 
     def close_waiters(self) -> None: ...
 
@@ -377,18 +443,21 @@ def fallback_response(
     lam: float,
     n_reported: int,
     expected_n: int,
+    reason: str = TIMEOUT,
+    n_opened: int = 0,
 ) -> GroupRewardResponse:
-    """A rollout whose siblings did not all report in time, scored alone with static weights."""
+    """A rollout whose siblings did not all report in time (``timeout``) or will never report because
+    they never opened (``siblings_not_opened``), scored alone with static weights."""
     if row is None and k is not None:
         row = [False] * k
     report = group_reward_report([row] if row is not None else [None], importance, lam)
+    why = (
+        f"only {n_opened} of {expected_n} rollouts opened"
+        if reason == NOT_OPENED
+        else f"{n_reported} of {expected_n} rollouts reported before its timeout"
+    )
     logger.warning(
-        "group %s: %d of %d rollouts reported before episode %s timed out; static-weight reward %.3f",
-        group_id,
-        n_reported,
-        expected_n,
-        episode_id,
-        report.rewards[0],
+        "group %s, episode %s: %s; static-weight reward %.3f", group_id, episode_id, why, report.rewards[0]
     )
     return GroupRewardResponse(
         reward=report.rewards[0],
@@ -396,6 +465,7 @@ def fallback_response(
         n_reported=n_reported,
         pass_rates=report.pass_rates,
         fallback=True,
+        reason=reason,
         rubric_score=report.rubric_scores[0],
         completion=report.completions[0],
     )

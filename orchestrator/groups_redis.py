@@ -2,7 +2,8 @@
 
 Keys (the episode store's prefix ``p``)::
 
-    p:grp:{gid}     hash: n = rollouts expected, k = criteria, s = criterion importance (JSON)
+    p:grp:{gid}     hash: n = rollouts expected, k = criteria, s = criterion importance (JSON),
+                    o = rollouts opened with the group's id, t = wall-clock time of the latest open
     p:grpr:{gid}    hash: episode id -> its verdict row as JSON (null: aborted before grading)
     p:groups        pub/sub channel: a group's id, published when its last report arrives
     p:grpo:{eid}    an ended episode's outcome as the orchestrator graded it (JSON row, null: aborted)
@@ -14,7 +15,9 @@ rewards from them (``group_responses``). A waiting rollout listens for the publi
 subscription per replica and, should it miss one (a reconnect), reads the group again every
 ``poll_s``; each read renews the TTL, so a group is never forgotten while someone waits on it.
 A rollout whose siblings do not all report within its ``timeout_s`` is scored alone
-(``fallback_response``), exactly as on the in-process board.
+(``fallback_response``), exactly as on the in-process board, and so is one of a group that fewer
+than ``expected_n`` rollouts opened, none for ``open_deadline_s`` (``record_open`` counts the opens
+on any replica; the deadline is read from the shared wall-clock time of the latest one).
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from orchestrator.groups import (
+    NOT_OPENED,
+    TIMEOUT,
     BoardClosing,
     GroupBoard,
     GroupConflictError,
@@ -34,6 +41,7 @@ from orchestrator.groups import (
     check_report,
     fallback_response,
     group_responses,
+    open_deadline_left,
     set_soon,
 )
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport
@@ -90,11 +98,17 @@ class RedisGroupBoard:
         ttl_s: float = 900.0,
         lam: float = DEFAULT_LAMBDA,
         poll_s: float = 1.0,
+        open_deadline_s: float = 60.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if ttl_s <= 0 or poll_s <= 0:
             raise ValueError("ttl_s and poll_s must be > 0")
         if not 0.0 <= lam <= 1.0:
             raise ValueError("lam must be in [0, 1]")
+        if open_deadline_s < 0:
+            raise ValueError("open_deadline_s must be >= 0 (0: off)")
+        self._open_deadline_s = open_deadline_s
+        self._clock = clock  # wall clock: every replica reads the time of the latest open
         self.redis = client
         self.prefix = prefix
         self._ttl_ms = int(ttl_s * 1000)
@@ -120,6 +134,16 @@ class RedisGroupBoard:
         with store_errors():
             raw = await self.redis.get(f"{self.prefix}:grpo:{episode_id}")
         return None if raw is None else (json.loads(raw),)
+
+    async def record_open(self, group_id: str, episode_id: str) -> None:
+        """An episode of ``group_id`` opened (on any replica): count it and note when."""
+        meta_key, _ = self._keys(group_id)
+        with store_errors():
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hincrby(meta_key, "o", 1)
+                pipe.hset(meta_key, "t", repr(self._clock()))
+                pipe.pexpire(meta_key, self._ttl_ms)
+                await pipe.execute()
 
     def close_waiters(self) -> None:
         """End every wait now with ``BoardClosing`` (shutdown); safe to call from a signal handler."""
@@ -156,17 +180,22 @@ class RedisGroupBoard:
                 if len(rows) >= expected_n:
                     _, result = group_responses(group_id, rows, _importance(meta), self._lam)
                     return result[episode_id]
+                if self._closing:
+                    raise BoardClosing("the orchestrator is shutting down; send the report again")
                 left = deadline - loop.time()
-                if left <= 0:
+                opened = int(meta.get("o", 0))
+                last = float(meta["t"]) if "t" in meta else None
+                unopened = open_deadline_left(opened, last, expected_n, self._open_deadline_s, self._clock())
+                if left <= 0 or (unopened is not None and unopened <= 0):
                     k = int(meta["k"]) if "k" in meta else None
                     return fallback_response(
                         group_id, episode_id, rows.get(episode_id, row), k, _importance(meta),
                         self._lam, len(rows), expected_n,
+                        NOT_OPENED if unopened is not None and unopened <= 0 else TIMEOUT, opened,
                     )  # fmt: skip
-                if self._closing:
-                    raise BoardClosing("the orchestrator is shutting down; send the report again")
+                wait = min(left, self._poll_s) if unopened is None else min(left, self._poll_s, unopened)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), timeout=min(left, self._poll_s))
+                    await asyncio.wait_for(event.wait(), timeout=wait)
         finally:
             events = self._waiters.get(group_id)
             if events is not None:
@@ -225,7 +254,7 @@ class RedisGroupBoard:
     async def report(self, group_id: str) -> GroupRewardReport | None:
         """The full group computation, once the group is complete (None before, or once forgotten)."""
         meta, rows = await self._read(group_id)
-        if not meta or len(rows) < int(meta["n"]):
+        if "n" not in meta or len(rows) < int(meta["n"]):
             return None
         report, _ = group_responses(group_id, rows, _importance(meta), self._lam)
         return report

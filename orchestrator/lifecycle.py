@@ -39,7 +39,10 @@ __all__ = [
 
 
 class OutcomeLedger(Protocol):
-    """Where an ended episode's outcome goes (the group board): its verdict row, None when aborted."""
+    """The group board: told of every episode opened in a group, and of every ended episode's outcome
+    (its verdict row, None when aborted)."""
+
+    async def record_open(self, group_id: str, episode_id: str) -> None: ...
 
     async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None: ...
 

@@ -196,7 +196,8 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
     app.router.routes.append(
         Route("/episodes/{episode_id}/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"])
     )
-    board = board_for_store(orch.store)  # in Redis when the episodes are: any replica takes any report
+    # in Redis when the episodes are: any replica takes any report
+    board = board_for_store(orch.store, open_deadline_s=settings.group_open_deadline_s)
     orch.outcomes = board  # the board scores only what this orchestrator graded
     app.state.on_exit = [*getattr(app.state, "on_exit", []), board.close_waiters]  # run_asgi: on SIGTERM
     app.include_router(groups_router(board, settings.group_timeout_max_s))
