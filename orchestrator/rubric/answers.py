@@ -74,10 +74,22 @@ _EMAIL = regex.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _JSON_KEY = regex.compile(r"[\"']?[A-Za-z_][\w.-]*[\"']?\s*[:=]\s*(?=[\"'\[{\d\w-])")
 
 
+#: texts up to this long are read once per run (graders read the same values and answers over and over);
+#: longer ones (a dump of whole tables) each time
+_MEMO_LEN = 2048
+
+
 def normalize(text: str) -> str:
     """NFKC, case-folded, typographic quotes straightened, whitespace collapsed."""
+    return _normalize_short(text) if len(text) <= _MEMO_LEN else _normalize(text)
+
+
+def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
     return _SPACES.sub(" ", text).strip()
+
+
+_normalize_short = functools.lru_cache(maxsize=32768)(_normalize)
 
 
 def phrase_in(text: str, phrase: str) -> bool:
@@ -98,7 +110,12 @@ def _is_number(value: Any) -> bool:
 
 def numbers_in(text: str) -> list[tuple[float, int]]:
     """(value, decimals shown) of every number written in ``text``, in digits or as a small word."""
-    return list(_numbers(text))
+    return list(_numbers_short(text)) if len(text) <= _MEMO_LEN else list(_numbers(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _numbers_short(text: str) -> tuple[tuple[float, int], ...]:
+    return tuple(_numbers(text))
 
 
 def _numbers(text: str) -> Iterator[tuple[float, int]]:
@@ -170,8 +187,12 @@ def _clock(hour: int, minute: int, meridiem: str | None) -> tuple[int, int] | No
     return (hour, minute) if hour < 24 and minute < 60 else None
 
 
-def _stamps(text: str) -> list[tuple[dt.date, dt.datetime | None]]:
+def _stamps(text: str) -> Sequence[tuple[dt.date, dt.datetime | None]]:
     """Every (day, instant-or-None) written in ``text``: ISO forms and "1 May 2025 at 9:30 am"."""
+    return _stamps_short(text) if len(text) <= _MEMO_LEN else _read_stamps(text)
+
+
+def _read_stamps(text: str) -> tuple[tuple[dt.date, dt.datetime | None], ...]:
     out: list[tuple[dt.date, dt.datetime | None]] = []
     for m in _ISO.finditer(text):
         try:
@@ -198,9 +219,13 @@ def _stamps(text: str) -> list[tuple[dt.date, dt.datetime | None]]:
                 if hm is not None:
                     instant = dt.datetime(day.year, day.month, day.day, *hm, tzinfo=_offset(clock[4]))
             out.append((day, instant))
-    return out
+    return tuple(out)
 
 
+_stamps_short = functools.lru_cache(maxsize=16384)(_read_stamps)
+
+
+@functools.lru_cache(maxsize=32768)
 def parse_stamp(value: str) -> tuple[dt.date, dt.datetime | None] | None:
     """An ISO date or date-time value as (day, instant-or-None); None if it is neither."""
     found = _ISO.fullmatch(value.strip())

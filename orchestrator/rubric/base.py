@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -76,17 +76,31 @@ class WholeStateReader(SeedStateReader, Protocol):
         ...
 
 
+#: (reader class, protocol) -> whether the class provides the protocol: a pure memo (see ``_provides``)
+_PROVIDES: dict[tuple[type, type], bool] = {}
+
+
+def _provides(reader: Any, protocol: type) -> bool:
+    """``isinstance(reader, protocol)``, decided once per reader class (a protocol check walks every
+    member each time, and graders make it for every row criterion)."""
+    key = (type(reader), protocol)
+    found = _PROVIDES.get(key)
+    if found is None:
+        found = _PROVIDES[key] = issubclass(key[0], protocol)
+    return found
+
+
 def seed_reader(reader: StateReader) -> SeedStateReader:
     """The reader as a SeedStateReader, or a CriterionError saying the check needs one."""
-    if not isinstance(reader, SeedStateReader):
+    if not _provides(reader, SeedStateReader):
         raise CriterionError(f"{type(reader).__name__} cannot read the seed state this check compares with")
-    return reader
+    return cast(SeedStateReader, reader)
 
 
 def whole_state_reader(reader: StateReader) -> WholeStateReader:
-    if not isinstance(reader, WholeStateReader):
+    if not _provides(reader, WholeStateReader):
         raise CriterionError(f"{type(reader).__name__} cannot read whole states for the collateral guard")
-    return reader
+    return cast(WholeStateReader, reader)
 
 
 class CriterionError(CompoWorldError, ValueError):

@@ -11,8 +11,9 @@ Typed state is a function of the seed, the frozen day and the writes made: two e
 one service whose write logs list the same calls (tool, arguments, outcome) on the same day
 hold the same rows. So a changed table is read once per *write history* and the rows are kept
 (bounded) in the cache: the gold run, its reordered variant and a solution that adds a read
-read it once between them. A history with a simulated write (a world model that may answer
-differently) is never shared.
+read it once between them; so is the state hash, whose changed tables are encoded row by row
+with the seed's own rows' text kept. A history with a simulated write (a world model that may
+answer differently) is never shared.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from compoworld.runtime.service import ServiceRuntime
@@ -84,11 +85,15 @@ class SeedCache:
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._by_raw: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
         self._text: dict[tuple[str, str], str] = {}
+        #: canonical text of a seed row, by ``id`` (seed rows live as long as the cache, so ids are theirs)
+        self._row_text: dict[int, str] = {}
+        self._texted: set[tuple[str, str]] = set()
+        self._keys: dict[tuple[str, str, str, Callable[[Any], Hashable]], frozenset[Any]] = {}
         self._hash: dict[str, str] = {}
         #: results of implemented read tools on a service nobody has written to yet in the episode, by
         #: (service, tool, today, canonical arguments): the same call on the same seed returns the same data
         self.reads: Bounded = Bounded(200_000)
-        #: rows of a changed table by (service, write history, table)
+        #: rows of a changed table by (service, write history, table); the state hash by (service, history, None)
         self.states: Bounded = Bounded(20_000)
 
     def rows(self, runtime: ServiceRuntime, table: str) -> list[dict[str, Any]]:
@@ -106,6 +111,15 @@ class SeedCache:
             self._by_raw[key] = dict(zip(raw, self.rows(runtime, table), strict=True))
         return self._by_raw[key]
 
+    def keys(
+        self, runtime: ServiceRuntime, table: str, pk: str, key: Callable[[Any], Hashable]
+    ) -> frozenset[Any]:
+        """``key`` of the ``pk`` value of every seed row of ``table`` (what "new" is relative to)."""
+        memo = (runtime.name, table, pk, key)
+        if memo not in self._keys:
+            self._keys[memo] = frozenset(key(r.get(pk)) for r in self.rows(runtime, table))
+        return self._keys[memo]
+
     def text(self, runtime: ServiceRuntime, table: str) -> str:
         key = (runtime.name, table)
         if key not in self._text:
@@ -114,6 +128,19 @@ class SeedCache:
 
     def tables(self, runtime: ServiceRuntime) -> dict[str, list[dict[str, Any]]]:
         return {t: self.rows(runtime, t) for t in [*sorted(runtime.store.tables), ACTION_LOG]}
+
+    def rows_text(self, runtime: ServiceRuntime, table: str, rows: list[dict[str, Any]]) -> str:
+        """``_canonical(rows)`` of a changed table, the seed's own rows among them encoded once per run.
+
+        The canonical text of a list is its items' texts joined by commas in brackets (no spaces), so
+        only the rows a write made or changed are encoded again.
+        """
+        known = self._row_text
+        if (runtime.name, table) not in self._texted:
+            self._texted.add((runtime.name, table))
+            for row in self.rows(runtime, table):
+                known[id(row)] = _canonical(row)
+        return "[" + ",".join(known.get(id(r)) or _canonical(r) for r in rows) + "]"
 
     def state_hash(self, runtime: ServiceRuntime) -> str:
         if runtime.name not in self._hash:
@@ -168,6 +195,7 @@ class RuntimeStateReader:
         self.episode_id = episode_id
         self.cache = cache or SeedCache()
         self._tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        self._hashes: dict[str, str] = {}
 
     def _runtime(self, service: str) -> ServiceRuntime:
         runtime = self.runtimes.get(service)
@@ -204,21 +232,39 @@ class RuntimeStateReader:
             return list(self.cache.rows(runtime, table))
         return runtime.select(None, table, where)
 
+    def seed_keys(self, service: str, table: str, pk: str, key: Callable[[Any], Hashable]) -> frozenset[Any]:
+        """What ``{key(r[pk]) for r in seed_select(service, table, {})}`` is, from the run's cache."""
+        runtime = self._runtime(service)
+        self._check(runtime, service, table, {})
+        return self.cache.keys(runtime, table, pk, key)
+
     def _dirty(self, runtime: ServiceRuntime) -> tuple[str | None, set[str]]:
         eid = self._episode(runtime)
         return eid, dirty_tables(runtime, eid) if eid is not None else set()
 
     async def state_hash(self, service: str) -> str:
+        """The runtime's state hash; kept per reader and (like changed tables) by write history."""
+        if service in self._hashes:
+            return self._hashes[service]
         runtime = self._runtime(service)
-        _, dirty = self._dirty(runtime)
+        eid, dirty = self._dirty(runtime)
         if not dirty:
             return self.cache.state_hash(runtime)
-        tables = await self.tables(service)
-        parts = [
-            f"{_canonical(t)}:{_canonical(tables[t]) if t in dirty else self.cache.text(runtime, t)}"
-            for t in sorted(tables)
-        ]
-        return hashlib.sha256(("{" + ",".join(parts) + "}").encode()).hexdigest()
+        history = write_history(runtime, eid) if eid is not None and self.cache.by_history else None
+        key = (runtime.name, history, None)
+        value = self.cache.states.get(key) if history is not None else None
+        if value is None:
+            tables = await self.tables(service)
+            parts = [
+                f"{_canonical(t)}:"
+                + (self.cache.rows_text(runtime, t, tables[t]) if t in dirty else self.cache.text(runtime, t))
+                for t in sorted(tables)
+            ]
+            value = hashlib.sha256(("{" + ",".join(parts) + "}").encode()).hexdigest()
+            if history is not None:
+                self.cache.states[key] = value
+        self._hashes[service] = value
+        return value
 
     async def tables(self, service: str) -> dict[str, list[dict[str, Any]]]:
         """Every table; those no write touched are the cached seed lists themselves (compare by identity)."""

@@ -10,7 +10,8 @@ timestamp, an amount as an integer, an e-mail in capitals are the same value.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection
+from typing import Any, cast
 
 from orchestrator.rubric.base import Check, Criterion, StateReader, register_criterion, seed_reader
 from orchestrator.rubric.normalize import same_value
@@ -33,8 +34,16 @@ def row_matches(row: dict[str, Any], where: dict[str, Any]) -> bool:
 
 async def new_rows(reader: StateReader, service: str, table: str, pk: str) -> list[dict[str, Any]]:
     """Rows of ``table`` whose key the seed does not hold."""
-    seeded = {_key(r.get(pk)) for r in await seed_reader(reader).seed_select(service, table, {})}
+    seeded = await _seed_keys(reader, service, table, pk)
     return [r for r in await reader.select(service, table, {}) if _key(r.get(pk)) not in seeded]
+
+
+async def _seed_keys(reader: StateReader, service: str, table: str, pk: str) -> Collection[str]:
+    """The keys the seed holds; a reader that keeps the seed (``seed_keys``) answers them from its cache."""
+    kept = getattr(reader, "seed_keys", None)
+    if kept is not None:
+        return cast(Collection[str], kept(service, table, pk, _key))
+    return {_key(r.get(pk)) for r in await seed_reader(reader).seed_select(service, table, {})}
 
 
 @register_criterion("row_created")

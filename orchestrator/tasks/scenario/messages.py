@@ -39,6 +39,14 @@ def _plain(name: str) -> str:
 
 
 def message_tools(world: World) -> list[MessageTool]:
+    """The tools that send a person a message by e-mail address (found once per world)."""
+    key = ("message_tools", "", "")
+    if key not in world.derived:
+        world.derived[key] = _message_tools(world)
+    return list(world.derived[key])
+
+
+def _message_tools(world: World) -> list[MessageTool]:
     out: list[MessageTool] = []
     for service in sorted(world.runtimes):
         for tool in world.runtimes[service].manifest.tools:

@@ -209,7 +209,8 @@ class World:
                     self.tables[table.key] = table
         self.people: dict[str, Person] = {}
         self._index_people()
-        #: plans derived from the world once and reused by every scenario (the sink plan of each table)
+        #: plans derived from the world once and reused by every scenario (the sink plan of each table,
+        #: the message tools)
         self.derived: dict[tuple[str, str, str], Any] = {}
 
     def _table(self, runtime: ServiceRuntime, entity: EntityDef) -> Table | None:
