@@ -112,3 +112,75 @@ def test_a_member_lives_in_the_workspace_it_was_created_in(rt: ServiceRuntime) -
 def test_the_service_passes_the_conformance_checker(rt: ServiceRuntime) -> None:
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+# -- a response-format selector and data feeds keyed by their columns (sportsdata's style) ------------
+
+_STAT = {
+    "type": "object",
+    "properties": {
+        "StatID": {"type": "integer"},
+        "Season": {"type": "integer"},
+        "DateTime": {"type": "string", "format": "date-time"},
+        "Name": {"type": "string"},
+    },
+}
+
+
+def _feed_doc() -> dict[str, Any]:
+    fmt = {
+        "name": "format",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "enum": ["XML", "JSON"], "default": "XML"},
+    }
+    stats = _ok({"type": "array", "items": {"$ref": "#/components/schemas/PlayerGameStat"}})
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Feeds", "version": "1"},
+        "paths": {
+            "/{format}/PlayerGameStatsBySeason/{season}": {
+                "get": {
+                    "operationId": "PlayerGameStatsBySeason",
+                    "parameters": [fmt, _param("season")],
+                    "responses": stats,
+                }
+            },
+            "/{format}/PlayerGameStats": {
+                "get": {"operationId": "PlayerGameStats", "parameters": [fmt], "responses": stats}
+            },
+        },
+        "components": {"schemas": {"PlayerGameStat": _STAT}},
+    }
+
+
+@pytest.fixture(scope="module")
+def feeds(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    root = tmp_path_factory.mktemp("feeds")
+    spec = root / "feeds.json"
+    spec.write_text(json.dumps(_feed_doc()))
+    return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
+
+
+def test_a_required_format_selector_takes_json_and_refuses_the_rest(feeds: ServiceRuntime) -> None:
+    tools = {t.name: t for t in feeds.manifest.tools}
+    for name in ("PlayerGameStatsBySeason", "PlayerGameStats"):
+        assert tools[name].backend == "implemented", (name, tools[name].simulated_reason)
+        assert tools[name].input_schema["properties"]["format"]["enum"] == ["JSON"]
+    assert call(feeds, "f1", "PlayerGameStats", {"format": "JSON"})["success"]
+    xml = call(feeds, "f1", "PlayerGameStats", {"format": "XML"})
+    assert not xml["success"] and xml["error"]["code"] == "invalid_arguments", xml
+
+
+def test_a_feed_is_keyed_by_its_own_id_and_filtered_by_a_text_path_value(feeds: ServiceRuntime) -> None:
+    entity = feeds.manifest.entity("player_game_stat")
+    assert entity is not None and entity.pk == "StatID" and entity.pk_type == "integer"
+    season = feeds.select(None, "player_game_stat")[0]["Season"]
+    found = call(feeds, "f2", "PlayerGameStatsBySeason", {"format": "JSON", "season": str(season)})
+    assert found["success"] and found["data"], found
+    assert {row["Season"] for row in found["data"]} == {season}
+
+
+def test_the_feed_service_passes_the_conformance_checker(feeds: ServiceRuntime) -> None:
+    report = asyncio.run(verify_runtime(feeds))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

@@ -17,7 +17,7 @@ from compoworld.specs.semantic import value_tag
 from compoworld.specs.shapes import json_type
 from compoworld.synth.actions import ActionBinding, bind_action
 from compoworld.synth.entities import EntityInference, Target
-from compoworld.synth.listparams import ListBinder
+from compoworld.synth.listparams import ListBinder, json_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.outputs import (
     delete_schema,
@@ -150,6 +150,8 @@ class _Binder:
         for p in ordered:
             if p.name in arg_columns or p.name == pk_arg or p.name in self.target.parent_params:
                 continue
+            if json_choices(p) is not None:  # a response format, not a field
+                continue
             if nested is not None and p.name == nested.name:
                 continue
             column = _column_for(self.entity, p.name, p.original_name)
@@ -198,6 +200,12 @@ def _input_schema(tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | N
             if allowed and isinstance(props[arg], dict) and "enum" not in props[arg]:
                 # the state only holds these values: say so to the caller instead of storing another
                 props[arg] = {**props[arg], "enum": allowed}
+    for p in tool.params:  # the service answers JSON: a format selector takes only the JSON values
+        choices = json_choices(p)
+        if choices is not None and isinstance(props.get(p.name), dict):
+            props[p.name] = {**props[p.name], "enum": choices}
+            if props[p.name].get("default") not in (None, *choices):
+                props[p.name]["default"] = choices[0]
     schema["properties"] = props
     schema["additionalProperties"] = False
     return schema

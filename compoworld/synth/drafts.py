@@ -173,7 +173,8 @@ def _pick_pk(draft: EntityDraft) -> str | None:
             and _column_type(draft.fields[own].schema) in ("integer", "string")
         ):
             return own
-    for candidate in ("id", draft.name + "_id", "uuid", "key"):
+    last = draft.name.rsplit("_", 1)[-1] + "_id"  # ``StatID`` keys a ``player_game_stat``
+    for candidate in ("id", draft.name + "_id", "uuid", "key", last):
         if match_key(candidate) in keys:
             found = keys[match_key(candidate)]
             if _column_type(draft.fields[found].schema) in ("integer", "string"):

@@ -29,7 +29,7 @@ from compoworld.specs.shapes import json_type
 from compoworld.specs.words import split_words
 from compoworld.synth.naming import match_key
 
-__all__ = ["LIMIT_KEYS", "OFFSET_KEYS", "SEARCH_KEYS", "ListBinder"]
+__all__ = ["LIMIT_KEYS", "OFFSET_KEYS", "SEARCH_KEYS", "ListBinder", "json_choices"]
 
 SEARCH_KEYS = frozenset(
     {"q", "query", "search", "term", "keyword", "keywords", "text", "searchterm", "searchtext", "searchquery"}
@@ -79,6 +79,27 @@ _TIME_TAILS = frozenset({"date", "time", "datetime", "timestamp"})
 _FILLER = frozenset({"than", "or", "equal", "eq", "equals", "is", "on", "date", "time", "at", "by"})
 #: Column words that make a column the entity's "when" (for ``from_date``, ``since``, ``before``).
 _WHEN = ("created", "date", "time", "timestamp", "updated", "modified", "when", "at", "on")
+
+
+#: Names of response formats a parameter may choose between (``/{format}/Games``: ``XML`` or ``JSON``).
+_FORMATS = frozenset(
+    {"json", "xml", "csv", "yaml", "yml", "html", "txt", "text", "jsonp", "atom", "rss", "tsv"}
+)
+
+
+def json_choices(p: FieldSpec) -> list[Any] | None:
+    """The values of a response-format selector that ask for JSON (None: ``p`` selects no format).
+
+    A parameter whose enum is only format names, JSON among them (sportsdata's ``{format}``), chooses
+    the wire format, not rows: the service answers JSON, so it takes the JSON values and refuses the rest.
+    """
+    values = p.json_schema.get("enum")
+    if not isinstance(values, list) or not values or json_type(p.json_schema) not in ("string", None):
+        return None
+    names = [str(v).lower() for v in values]
+    if not all(n in _FORMATS for n in names) or "json" not in names:
+        return None
+    return [v for v, n in zip(values, names, strict=True) if n == "json"]
 
 
 def _words(p: FieldSpec) -> list[str]:
@@ -193,8 +214,8 @@ class ListBinder:
 
     def bind(self, params: list[FieldSpec]) -> None:
         for p in sorted(params, key=lambda q: "".join(_words(q)) not in _PLAIN_PAGING):
-            if p.name in self.scoped:
-                continue
+            if p.name in self.scoped or (p.required and json_choices(p) is not None):
+                continue  # a scope, or a required response format (its JSON values only, by schema)
             reason = self._bind_one(p)
             if reason is None:
                 if p.json_schema.get("default") is not None and self._applies_default(p):

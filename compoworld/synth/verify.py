@@ -28,7 +28,7 @@ from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
 from compoworld.synth.twin import Twin, TwinFailure
-from compoworld.synth.verify_lists import ListTally, check_listing
+from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
 
 __all__ = ["ToolCheck", "VerifyReport", "probe_server_errors", "verify_runtime", "verify_service"]
@@ -127,7 +127,9 @@ class _Checker:
             elif (
                 in_row and column is not None and (column.ref or tool.operation in ("read", "list", "search"))
             ):
-                args[name] = row[column.name]  # type: ignore[index]
+                value = row[column.name]  # type: ignore[index]
+                # a stored value as the argument's declared type (``season: "2018"`` for an integer column)
+                args[name] = value if column.ref else as_arg(props[name], value)
             elif column is not None and column.ref:
                 target = self.rt.manifest.entity(column.ref)
                 rows = self.rt.select(None, target.table) if target else []

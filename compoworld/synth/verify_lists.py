@@ -26,7 +26,7 @@ from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.synth.verify_world import Checker, CheckFailure
 
-__all__ = ["ListTally", "check_listing", "unaccounted"]
+__all__ = ["ListTally", "as_arg", "check_listing", "unaccounted"]
 
 _PAGE = 500
 
@@ -56,7 +56,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _as_arg(schema: dict[str, Any], value: Any) -> Any:
+def as_arg(schema: dict[str, Any], value: Any) -> Any:
     """A stored value as the argument's declared type (an integer key the spec passes as text)."""
     kind = schema.get("type")
     kinds = set(kind) if isinstance(kind, list) else {kind}
@@ -85,10 +85,10 @@ class _ListCheck:
         if tool.limit_arg:  # one page holds every row in scope, where the spec lets it
             maximum = (self.props.get(tool.limit_arg) or {}).get("maximum")
             size = min(_PAGE, int(maximum)) if isinstance(maximum, (int, float)) and maximum >= 1 else _PAGE
-            self.base[tool.limit_arg] = _as_arg(self.props.get(tool.limit_arg) or {}, size)
+            self.base[tool.limit_arg] = as_arg(self.props.get(tool.limit_arg) or {}, size)
         if tool.offset_arg and tool.offset_arg in self.base:  # a required offset or page: the first
             first = 1 if "page" in tool.offset_arg.lower() else 0
-            self.base[tool.offset_arg] = _as_arg(self.props.get(tool.offset_arg) or {}, first)
+            self.base[tool.offset_arg] = as_arg(self.props.get(tool.offset_arg) or {}, first)
         for arg in (listing.cursor_arg, listing.before_arg):
             self.base.pop(arg or "", None)
 
@@ -154,7 +154,7 @@ class _ListCheck:
 
     async def equality(self, arg: str, column: str) -> bool:
         for value in self.values(column)[:5]:
-            candidate = _as_arg(self.props.get(arg) or {}, value)
+            candidate = as_arg(self.props.get(arg) or {}, value)
             if self._ok({**self.base, arg: candidate}):
                 wanted = [r for r in self.rows if _text(r.get(column)) == _text(value)]
                 return await self.expect_rows(arg, candidate, wanted)
@@ -168,7 +168,7 @@ class _ListCheck:
         if flt.op == "in":
             chosen = values[:2]
             candidate: Any = (
-                [_as_arg(schema.get("items") or {}, v) for v in chosen]
+                [as_arg(schema.get("items") or {}, v) for v in chosen]
                 if schema.get("type") == "array"
                 else ",".join(_text(v) for v in chosen)
             )
@@ -176,7 +176,7 @@ class _ListCheck:
             wanted = [r for r in self.rows if _text(r.get(flt.column)) in texts]
         elif flt.op in ("gt", "gte", "lt", "lte"):
             value = values[len(values) // 2]
-            candidate = _as_arg(schema, value)
+            candidate = as_arg(schema, value)
             wanted = [r for r in self.rows if _holds(flt.op, r.get(flt.column), value)]
         elif flt.op == "ops":  # ``created[gte]=...``: the rows on the bound's side
             value = values[len(values) // 2]
@@ -188,7 +188,7 @@ class _ListCheck:
             candidate = piece
             wanted = [r for r in self.rows if _matches(flt.op, r.get(flt.column), piece)]
         else:
-            candidate = _as_arg(schema, True)
+            candidate = as_arg(schema, True)
             target = flt.op == "is_true"
             wanted = [r for r in self.rows if r.get(flt.column) is target]
         if not self._ok({**self.base, arg: candidate}):
@@ -234,7 +234,7 @@ class _ListCheck:
         if not spellings or len(self.rows) > self.window():
             return False
         for spelled, desc, column in spellings[:2]:
-            value = _as_arg(self.props.get(arg) or {}, spelled)
+            value = as_arg(self.props.get(arg) or {}, spelled)
             if not self._ok({**self.base, arg: value}):
                 return False
             got, _ = await self.page({arg: value})
@@ -248,17 +248,17 @@ class _ListCheck:
         tool, listing = self.tool, self.tool.listing or ListBinding()
         if not tool.limit_arg or len(self.rows) < 2:
             return False
-        one = {tool.limit_arg: _as_arg(self.props.get(tool.limit_arg) or {}, 1)}
+        one = {tool.limit_arg: as_arg(self.props.get(tool.limit_arg) or {}, 1)}
         first, keyed = await self.page(one)
         if len(first) != 1:
             raise CheckFailure(f"{tool.limit_arg}=1 answered {len(first)} rows")
         step: dict[str, Any] | None = None
         if tool.offset_arg:
             by_page = "page" in tool.offset_arg.lower()
-            step = {tool.offset_arg: _as_arg(self.props.get(tool.offset_arg) or {}, 2 if by_page else 1)}
+            step = {tool.offset_arg: as_arg(self.props.get(tool.offset_arg) or {}, 2 if by_page else 1)}
         elif listing.cursor_arg and keyed:
             token = first[0][self.entity.pk] if listing.cursor_by == "key" else 1
-            step = {listing.cursor_arg: _as_arg(self.props.get(listing.cursor_arg) or {}, token)}
+            step = {listing.cursor_arg: as_arg(self.props.get(listing.cursor_arg) or {}, token)}
         if step is None or not self._ok({**self.base, **one, **step}):
             return True
         second, _ = await self.page({**one, **step})
