@@ -201,11 +201,24 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         max_wall_s: Annotated[
             float | None, typer.Option(help="Default wall-clock limit of an episode (at most 86400).")
         ] = None,
+        idle_ttl_s: Annotated[
+            float | None, typer.Option(help="A live episode idle this long expires (forks released).")
+        ] = None,
+        retain_s: Annotated[
+            float | None, typer.Option(help="Ended episodes are forgotten after this long.")
+        ] = None,
+        lock_wait_s: Annotated[
+            float | None, typer.Option(help="How long a request waits for an episode's turn held by another.")
+        ] = None,
+        reap_interval_s: Annotated[float | None, typer.Option(help="How often the reaper runs.")] = None,
         max_request_bytes: Annotated[
             int | None, typer.Option(help="Largest orchestrator request body (a step's tool calls).")
         ] = None,
         max_payload_bytes: Annotated[
             int | None, typer.Option(help="Largest tool-call body or arguments, on every route.")
+        ] = None,
+        max_json_depth: Annotated[
+            int | None, typer.Option(help="Deepest JSON nesting accepted at any edge (2 to 512).")
         ] = None,
         max_result_bytes: Annotated[
             int | None, typer.Option(help="Largest tool result read from a remote service.")
@@ -219,27 +232,38 @@ def _own_commands(app: typer.Typer, console: Console) -> None:
         max_trajectory_bytes: Annotated[
             int | None, typer.Option(help="JSON bytes one episode may record; a turn beyond it is 413.")
         ] = None,
+        group_timeout_max_s: Annotated[
+            float | None, typer.Option(help="Longest timeout_s a group reward report may ask (at most 3600).")
+        ] = None,
+        group_open_deadline_s: Annotated[
+            float | None,
+            typer.Option(
+                help="Give up on a group's unopened siblings after this long without an open (0: off)."
+            ),
+        ] = None,
     ) -> None:
         """Every service of a library and the orchestrator, in one process (the embedded deployment)."""
         limits: dict[str, Any] = {
+            "max_live": max_live,
+            "max_steps": max_steps,
+            "max_wall_s": max_wall_s,
+            "idle_ttl_s": idle_ttl_s,
+            "retain_s": retain_s,
+            "lock_wait_s": lock_wait_s,
+            "reap_interval_s": reap_interval_s,
             "max_request_bytes": max_request_bytes,
             "max_payload_bytes": max_payload_bytes,
+            "max_json_depth": max_json_depth,
             "max_result_bytes": max_result_bytes,
             "max_episodes": max_episodes,
             "max_trajectory_messages": max_trajectory_messages,
             "max_trajectory_bytes": max_trajectory_bytes,
+            "group_timeout_max_s": group_timeout_max_s,
+            "group_open_deadline_s": group_open_deadline_s,
         }
-        episode_limits: dict[str, Any] = {
-            "max_live": max_live,
-            "max_steps": max_steps,
-            "max_wall_s": max_wall_s,
-        }
-        try:  # every limit checked by its model: a bad value is exit 2 with the reason
+        try:  # every limit checked by Settings: a bad value is exit 2 with the reason
             settings = Settings(**{k: v for k, v in limits.items() if v is not None})
-            given = {k: v for k, v in episode_limits.items() if v is not None}
-            config = OrchestratorConfig.model_validate(
-                {"idle_ttl_s": min(900.0, settings.episode_ttl_s), **given}
-            )
+            config = OrchestratorConfig.from_settings(settings)
         except ValidationError as exc:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(2) from exc

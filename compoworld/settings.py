@@ -20,6 +20,7 @@ from compoworld.sanitize import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 __all__ = [
     "DEFAULT_MAX_MESSAGES",
     "DEFAULT_MAX_TRAJECTORY_BYTES",
+    "ORCHESTRATOR_LIMITS",
     "Settings",
     "bundled_library",
     "new_admin_token",
@@ -27,6 +28,31 @@ __all__ = [
 
 DEFAULT_MAX_MESSAGES = 20_000  # recorded per episode (orchestrator.budget)
 DEFAULT_MAX_TRAJECTORY_BYTES = 32 * 1024 * 1024
+
+# The settings that bound an orchestrator process: each is an environment variable
+# (COMPOWORLD_<NAME>), a key of the chart's ``orchestrator.limits`` (its camelCase) and, where the
+# embedded deployment uses it, a ``compoworld up --<name>`` flag; tests/test_deploy_helm.py and
+# tests/test_limits.py hold every one of them to that. The store's lease is the chart's
+# ``store.leaseSeconds``.
+ORCHESTRATOR_LIMITS = (
+    "max_live",
+    "max_steps",
+    "max_wall_s",
+    "idle_ttl_s",
+    "retain_s",
+    "lock_wait_s",
+    "reap_interval_s",
+    "max_request_bytes",
+    "max_payload_bytes",
+    "max_json_depth",
+    "max_result_bytes",
+    "max_trajectory_messages",
+    "max_trajectory_bytes",
+    "group_timeout_max_s",
+    "group_open_deadline_s",
+    "service_timeout_s",
+    "store_turn_limit_s",
+)
 
 
 def new_admin_token() -> str:
@@ -87,6 +113,39 @@ class Settings(BaseSettings):
         gt=0,
         description="Total JSON bytes of one episode's recorded messages; a turn beyond it is 413 (or, "
         "when its results cross it, answered) and the episode ends graded (trajectory_limit).",
+    )
+    max_live: int = Field(
+        default=20000,
+        ge=1,
+        description="Episodes an orchestrator holds at most: live ones and ended ones not yet deleted or "
+        "reaped (a new open beyond it is 503).",
+    )
+    max_steps: int = Field(
+        default=30,
+        ge=1,
+        le=1000,
+        description="Default tool-calling turns per episode (a request may ask less).",
+    )
+    max_wall_s: float = Field(
+        default=1800.0,
+        gt=0,
+        le=86400.0,
+        description="Default wall-clock limit of an episode (at most a day).",
+    )
+    idle_ttl_s: float = Field(
+        default=900.0,
+        gt=0,
+        description="A live episode idle this long is expired by the orchestrator's reaper (its forks "
+        "released); at most episode_ttl_s.",
+    )
+    retain_s: float = Field(
+        default=900.0, ge=0, description="Ended episodes are forgotten (forks released) after this long."
+    )
+    lock_wait_s: float = Field(
+        default=60.0, gt=0, description="How long a request waits for an episode's turn held by another."
+    )
+    reap_interval_s: float = Field(
+        default=30.0, gt=0, description="How often the orchestrator's reaper runs."
     )
     default_today: str = Field(default="2026-01-15", description="Frozen date of episodes that name none.")
     llm_base_url: str | None = Field(

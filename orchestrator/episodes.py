@@ -120,7 +120,7 @@ class Orchestrator:
     ) -> Orchestrator:
         """An orchestrator calling in-process runtimes directly (no HTTP anywhere)."""
         registry = tasks if isinstance(tasks, TaskRegistry) else TaskRegistry.load(tasks)
-        kwargs.setdefault("config", OrchestratorConfig(idle_ttl_s=min(900.0, settings.episode_ttl_s)))
+        kwargs.setdefault("config", OrchestratorConfig.from_settings(settings))
         kwargs.setdefault("limits", Limits.from_settings(settings))
         kwargs.setdefault("budget", TrajectoryBudget.from_settings(settings))
         return cls(ServiceDirectory.embedded(runtimes, settings), registry, **kwargs)

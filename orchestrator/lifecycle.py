@@ -19,13 +19,16 @@ import json
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field, TypeAdapter
 
 from orchestrator.errors import EpisodeConflict
 from orchestrator.exposure import ExposurePlan
 from orchestrator.models import Task, Verdict
+
+if TYPE_CHECKING:
+    from compoworld.settings import Settings
 
 __all__ = [
     "TERMINAL",
@@ -95,6 +98,16 @@ class OrchestratorConfig(BaseModel):
     lock_wait_s: float = Field(
         default=60.0, gt=0, description="How long a request waits for the episode's turn held elsewhere."
     )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> OrchestratorConfig:
+        """The limits as configured (environment, ``compoworld up`` flags, the chart's env); the idle
+        expiry at most the services' fork TTL (``episode_ttl_s``)."""
+        same = ("max_steps", "max_wall_s", "retain_s", "max_live", "reap_interval_s", "lock_wait_s")
+        return cls(
+            **{name: getattr(settings, name) for name in same},
+            idle_ttl_s=min(settings.idle_ttl_s, settings.episode_ttl_s),
+        )
 
 
 @dataclass

@@ -262,7 +262,7 @@ def create_orchestrator_app(
     orch = Orchestrator(
         directory,
         TaskRegistry.load(tasks_path),
-        config=config,
+        config=config or OrchestratorConfig.from_settings(settings),
         store=store,
         limits=Limits.from_settings(settings),
         budget=TrajectoryBudget.from_settings(settings),

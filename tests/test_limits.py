@@ -15,8 +15,9 @@ import compoworld.cli as cli
 from compoworld.cli import build_embedded_app, cli_app
 from compoworld.runtime.app import trim_heap
 from compoworld.runtime.pool import rss_mb
-from compoworld.settings import Settings
+from compoworld.settings import ORCHESTRATOR_LIMITS, Settings
 from orchestrator.lifecycle import OrchestratorConfig
+from orchestrator.server import create_orchestrator_app
 from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import task_create, write_library
 
@@ -92,6 +93,58 @@ def test_up_passes_every_limit_from_its_flags(
         6000,
         11,
     )
+
+
+REMOTE_ONLY = {"service_timeout_s", "store_turn_limit_s"}  # remote services, shared store: not in `up`
+
+
+def _changed(name: str) -> int | float:
+    """A valid value of the setting ``name`` other than its default."""
+    default = Settings.model_fields[name].default
+    return default + 1 if isinstance(default, int) else default / 2
+
+
+def test_up_has_a_flag_for_every_orchestrator_limit_and_each_reaches_the_orchestrator(
+    library: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: list[Any] = []
+    monkeypatch.setattr(cli, "run_asgi", lambda asgi, host, port: served.append(asgi))
+    chosen = {n: _changed(n) for n in ORCHESTRATOR_LIMITS if n not in REMOTE_ONLY}
+    flags = [arg for n, v in chosen.items() for arg in (f"--{n.replace('_', '-')}", str(v))]
+    result = CliRunner().invoke(
+        cli_app(), ["up", "--library", str(library[0]), "--tasks", str(library[1]), *flags]
+    )
+    assert result.exit_code == 0, result.output
+    settings = served[0].state.runtimes.settings
+    assert {n: getattr(settings, n) for n in chosen} == chosen
+    config = served[0].state.orchestrator.config
+    assert {f: getattr(config, f) for f in OrchestratorConfig.model_fields if f in chosen} == {
+        f: chosen[f] for f in OrchestratorConfig.model_fields if f in chosen
+    }
+
+
+def test_the_orchestrator_alone_takes_every_limit_from_its_settings() -> None:
+    chosen: dict[str, Any] = {n: _changed(n) for n in ORCHESTRATOR_LIMITS}
+    app = create_orchestrator_app(Settings(admin_token="t", **chosen), urls={"crm": ["http://127.0.0.1:9"]})
+    orch = app.state.orchestrator
+    shared = [f for f in OrchestratorConfig.model_fields if f in chosen]
+    assert len(shared) == 7 and all(getattr(orch.config, f) == chosen[f] for f in shared)
+    assert (orch.budget.max_messages, orch.budget.max_bytes) == (
+        chosen["max_trajectory_messages"],
+        chosen["max_trajectory_bytes"],
+    )
+    assert (orch.limits.max_bytes, orch.limits.max_depth) == (
+        chosen["max_payload_bytes"],
+        chosen["max_json_depth"],
+    )
+
+
+def test_settings_and_the_orchestrator_config_default_alike() -> None:
+    config = OrchestratorConfig()
+    for name in OrchestratorConfig.model_fields:
+        if name in Settings.model_fields:
+            assert Settings.model_fields[name].default == getattr(config, name), name
+    assert OrchestratorConfig.from_settings(Settings.defaults(episode_ttl_s=300)).idle_ttl_s == 300  # capped
 
 
 async def test_trimming_after_a_burst_hands_the_released_memory_back(library: tuple[Path, Path]) -> None:
