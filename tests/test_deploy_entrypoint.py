@@ -91,15 +91,21 @@ def test_the_ddl_child_compiles_what_the_runtime_would() -> None:
     assert compiled[str(folder)] and all(s.startswith("CREATE TABLE") for s in compiled[str(folder)] or [])
 
 
-def run_entrypoint(*args: str) -> subprocess.CompletedProcess[str]:
+def run_entrypoint(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "compoworld.deploy.entrypoint", *args]
-    env = os.environ | {"COMPOWORLD_LIBRARY": str(LIBRARY)}
+    env = os.environ | {"COMPOWORLD_LIBRARY": str(LIBRARY)} | (env or {})
     return subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120, env=env)
 
 
 def test_an_unknown_service_is_exit_2_with_its_name() -> None:
     result = run_entrypoint("serve", "crm", "no_such_service")
     assert result.returncode == 2 and "no service 'no_such_service'" in result.stderr
+
+
+def test_a_limit_the_settings_refuse_is_exit_2_with_its_name() -> None:
+    env = {"COMPOWORLD_ADMIN_TOKEN": "t", "COMPOWORLD_MAX_LIVE": "0"}
+    result = run_entrypoint("orchestrator", "--port", "1", env=env)
+    assert result.returncode == 2 and "max_live" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_other_commands_are_handed_to_the_full_cli(tmp_path: Path) -> None:

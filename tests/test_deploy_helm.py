@@ -33,6 +33,7 @@ from compoworld.deploy.helm_values import (
 )
 from compoworld.deploy.library import scan_library
 from compoworld.deploy.naming import k8s_pack_name, k8s_service_name, pack_services
+from compoworld.settings import ORCHESTRATOR_LIMITS, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CHART = ROOT / "helm" / "compoworld"
@@ -491,3 +492,50 @@ def test_orchestrator_replicas_need_a_shared_store() -> None:
     assert "COMPOWORLD_STORE_URL" not in env_of(one, "cw-orchestrator")
     with pytest.raises(helm_python.HelmValuesError, match="store"):
         render({"services": ["a_svc"], "store": {"url": "http://not-redis"}})
+
+
+def _camel(name: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+
+
+def _changed(name: str) -> int | float:
+    """A valid value of the setting ``name`` other than its default (ints stay whole numbers)."""
+    default = Settings.model_fields[name].default
+    return default + 1 if isinstance(default, int) else default / 2
+
+
+def test_every_orchestrator_limit_is_a_chart_value_that_reaches_the_orchestrator_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys = {_camel(n): n for n in ORCHESTRATOR_LIMITS}
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert set(values["orchestrator"]["limits"]) == set(keys)
+    assert all(v == "" for v in values["orchestrator"]["limits"].values())  # the defaults: no env at all
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    assert set(schema["properties"]["orchestrator"]["properties"]["limits"]["properties"]) == set(keys)
+    plain = env_of(render({"services": ["a_svc"]})[0], "cw-orchestrator")
+    assert not {f"COMPOWORLD_{n.upper()}" for n in ORCHESTRATOR_LIMITS} & set(plain)
+    chosen = {n: _changed(n) for n in ORCHESTRATOR_LIMITS}
+    limits = {key: chosen[name] for key, name in keys.items()}
+    store = {"url": "redis://redis.cw.svc:6379/0", "leaseSeconds": 45}
+    docs, _ = render({"services": ["a_svc"], "orchestrator": {"limits": limits}, "store": store})
+    check_objects(docs)
+    env = {k: e["value"] for k, e in env_of(docs, "cw-orchestrator").items() if "value" in e}
+    for name in ORCHESTRATOR_LIMITS:
+        assert f"COMPOWORLD_{name.upper()}" in env, name
+    assert env["COMPOWORLD_MAX_TRAJECTORY_BYTES"] == str(chosen["max_trajectory_bytes"])  # not 3.3e+07
+    for key, value in env.items():  # the orchestrator process reads them as its settings
+        monkeypatch.setenv(key, value)
+    read = Settings()
+    assert {n: getattr(read, n) for n in ORCHESTRATOR_LIMITS} == chosen
+    assert read.store_lease_s == 45
+    zero, _ = render({"services": ["a_svc"], "orchestrator": {"limits": {"groupOpenDeadlineS": 0}}})
+    assert env_of(zero, "cw-orchestrator")["COMPOWORLD_GROUP_OPEN_DEADLINE_S"]["value"] == "0"  # 0: off
+
+
+@pytest.mark.parametrize(
+    "limits", [{"maxLive": 0}, {"maxWallS": 1e9}, {"maxJsonDepth": "deep"}, {"maxLiv": 5}], ids=str
+)
+def test_a_bad_orchestrator_limit_is_refused_by_the_schema(limits: dict[str, Any]) -> None:
+    with pytest.raises(helm_python.HelmValuesError):
+        render({"services": ["a_svc"], "orchestrator": {"limits": limits}})

@@ -33,6 +33,7 @@ __all__ = [
     "compile_ddl",
     "load_services",
     "main",
+    "read_settings",
     "require_admin_token",
     "run_asgi",
     "serve_orchestrator",
@@ -65,9 +66,8 @@ def load_services(names: list[str], library: Path | None = None) -> tuple[dict[s
     """Runtimes of ``names`` from the library (default ``COMPOWORLD_LIBRARY``), and the settings."""
     from compoworld.llm import llm_from_settings
     from compoworld.runtime.service import SCHEMA_FILE, ServiceRuntime
-    from compoworld.settings import Settings
 
-    settings = Settings()
+    settings = read_settings()
     root = library or settings.library
     folders = [root / name for name in names]
     missing = [f.name for f in folders if not (f / "manifest.json").is_file()]
@@ -98,6 +98,19 @@ def run_asgi(asgi: Any, host: str, port: int) -> None:
     serve(asgi, host, port)
 
 
+def read_settings() -> Any:
+    """The process's settings from its environment; a value they refuse (a limit out of range, from
+    the chart's ``orchestrator.limits`` or ``-e``) is exit 2 with the reason, not a traceback."""
+    from pydantic import ValidationError
+
+    from compoworld.settings import Settings
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise EntrypointError(f"a setting in the environment is refused: {exc}") from exc
+
+
 def require_admin_token(settings: Any) -> None:
     """A process serving beside others (a service pack, the orchestrator alone) shares their admin
     token; without one configured it would make up its own and nothing could talk to it."""
@@ -125,10 +138,9 @@ def serve_services(names: list[str], library: Path | None, host: str, port: int)
 def serve_orchestrator(service_urls: Path | None, tasks: Path | None, host: str, port: int) -> None:
     """The orchestrator alone over remote services (URL map file or URL template)."""
     from compoworld.errors import CompoWorldError
-    from compoworld.settings import Settings
     from orchestrator.server import orchestrator_app_from
 
-    settings = Settings()
+    settings = read_settings()
     require_admin_token(settings)
     try:
         app = orchestrator_app_from(settings, service_urls, tasks)

@@ -137,3 +137,13 @@ livenessProbe:
   timeoutSeconds: {{ $p.liveness.timeoutSeconds }}
   failureThreshold: {{ $p.liveness.failureThreshold }}
 {{- end -}}
+
+{{/* A number for an env value as the settings read it: a whole number without exponent
+(values arrive as float64, and 33554432 would print 3.3554432e+07, which an int setting refuses). */}}
+{{- define "compoworld.envNumber" -}}
+{{- if and (kindIs "float64" .) (eq (float64 .) (float64 (int64 .))) -}}
+{{- int64 . -}}
+{{- else -}}
+{{- . -}}
+{{- end -}}
+{{- end -}}
