@@ -5,7 +5,8 @@ MCP, the group board, admin). A body larger than the limit is refused by its dec
 before a byte is read, or as soon as the bytes read pass the limit; a body that is not clean
 JSON (``compoworld.sanitize``: finite numbers, encodable strings, bounded depth) is refused
 with the same code and status a service's own routes answer. What passes is handed on
-unchanged. A library's service routes (mounted under ``/services/``) check their own bodies
+unchanged (and the parsed value is left in the scope under ``PARSED_BODY``, so the step route
+need not parse it again). A library's service routes (mounted under ``/services/``) check their own bodies
 with the same limits, so they are left alone here.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 
 from compoworld.sanitize import InputRefused, Limits, load_json
 
-__all__ = ["BodyGuard"]
+__all__ = ["PARSED_BODY", "BodyGuard"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -27,6 +28,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 ADMIN_FACTOR = 64  # token holders load task files: their bodies may be this many times larger
+#: The scope key a checked JSON body is left under, parsed, for the routes inside (``orchestrator.fastpath``).
+PARSED_BODY = "compoworld.parsed_body"
 
 
 class BodyGuard:
@@ -52,7 +55,7 @@ class BodyGuard:
         try:
             body = await _read(scope, receive, limits.max_bytes)
             if body.strip() and _is_json(scope):
-                load_json(body, limits)
+                scope[PARSED_BODY] = load_json(body, limits)
         except InputRefused as exc:
             await _refuse(send, exc)
             return

@@ -39,6 +39,7 @@ from orchestrator.budget import TrajectoryBudget
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import InvalidRequest, http_status
+from orchestrator.fastpath import StepFastPath
 from orchestrator.groups import groups_router
 from orchestrator.groups_redis import board_for_store
 from orchestrator.guard import BodyGuard
@@ -190,6 +191,7 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
     """Add every orchestrator route to ``app`` and run the reaper and MCP within its lifespan."""
     mcp = EpisodeMcp(orch)
     app.state.orchestrator = orch
+    app.add_middleware(StepFastPath, orch=orch, answer=_answer)  # inside the guard: a step parsed once
     app.add_middleware(BodyGuard, limits=Limits(settings.max_request_bytes, settings.max_json_depth))
     app.include_router(episode_router(orch, settings))
     app.include_router(admin_router(orch, settings))
