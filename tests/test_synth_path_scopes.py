@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -183,4 +184,82 @@ def test_a_feed_is_keyed_by_its_own_id_and_filtered_by_a_text_path_value(feeds: 
 
 def test_the_feed_service_passes_the_conformance_checker(feeds: ServiceRuntime) -> None:
     report = asyncio.run(verify_runtime(feeds))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+# -- parent keys in the format their path parameters fix; named operations under a parent ----------
+
+_CLASS = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+_FIELD = {
+    "type": "object",
+    "properties": {"category": {"type": "string"}, "label": {"type": "string"}, "type": {"type": "string"}},
+}
+
+
+def _patterned(name: str, pattern: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string", "pattern": pattern}}
+
+
+def _nested_doc() -> dict[str, Any]:
+    sport = _patterned("sportId", r"^(OB_SP\d{1,7})$")
+    klass = {"$ref": "#/components/schemas/Class"}
+    field = {"$ref": "#/components/schemas/CustomField"}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Nested", "version": "1"},
+        "paths": {
+            "/sports/{sportId}/classes/": {
+                "get": {
+                    "operationId": "getClassesForSport",
+                    "parameters": [sport],
+                    "responses": _ok({"type": "array", "items": klass}),
+                }
+            },
+            "/classes/{classId}": {
+                "get": {
+                    "operationId": "getClass",
+                    "parameters": [_patterned("classId", r"^(OB_CL\d{1,7})$")],
+                    "responses": _ok(klass),
+                }
+            },
+            "/v2/companies/{companyId}/customfields/{category}": {
+                "get": {
+                    "operationId": "Get_All_Custom_Fields_by_category",
+                    "parameters": [_param("companyId"), _param("category")],
+                    "responses": _ok({"type": "array", "items": field}),
+                }
+            },
+        },
+        "components": {"schemas": {"Class": _CLASS, "CustomField": _FIELD}},
+    }
+
+
+@pytest.fixture(scope="module")
+def nested(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    root = tmp_path_factory.mktemp("nested")
+    spec = root / "nested.json"
+    spec.write_text(json.dumps(_nested_doc()))
+    return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
+
+
+def test_a_parent_key_takes_the_pattern_of_the_parameter_that_names_it(nested: ServiceRuntime) -> None:
+    sports = nested.select(None, "sport")
+    assert sports and all(re.fullmatch(r"OB_SP\d{1,7}", str(r["id"])) for r in sports), sports[:2]
+    listed = call(nested, "n1", "getClassesForSport", {"sportId": sports[0]["id"]})
+    assert listed["success"], listed
+
+
+def test_a_named_operation_under_a_parent_is_scoped_to_it(nested: ServiceRuntime) -> None:
+    tool = {t.name: t for t in nested.manifest.tools}["Get_All_Custom_Fields_by_category"]
+    assert tool.backend == "implemented", tool.simulated_reason
+    row = next(r for r in nested.select(None, "custom_field") if r["category"] is not None)
+    found = call(nested, "n2", tool.name, {"companyId": row["company_id"], "category": row["category"]})
+    assert found["success"] and found["data"], found
+    other = call(nested, "n2", tool.name, {"companyId": "no-such-company", "category": row["category"]})
+    assert other["success"] and other["data"] == [], other
+
+
+def test_the_nested_service_passes_the_conformance_checker(nested: ServiceRuntime) -> None:
+    """Including a patterned read's unknown-id check (an unknown key in the key's own format)."""
+    report = asyncio.run(verify_runtime(nested))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

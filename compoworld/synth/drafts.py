@@ -204,13 +204,15 @@ def _ensure_pk(draft: EntityDraft) -> str:
 _KEY_CONSTRAINTS = ("pattern", "minLength", "maxLength")
 
 
-def _path_constraints(draft: EntityDraft, pk: str) -> None:
+def _path_constraints(draft: EntityDraft, pk: str, scoping: list[FieldSpec]) -> None:
     """A key the path parameter constrains (``{id}`` with ``pattern: OB_EV\\d{1,7}``) that the
-    body field leaves free takes the parameter's constraints, so seed keys can be sent on the path."""
+    body field leaves free takes the parameter's constraints, so seed keys can be sent on the path;
+    so does a parent's key, from the parameter that names it in its children's paths (``scoping``:
+    ``/sports/{sportId}/classes`` with ``sportId: ^OB_SP\\d{1,7}$``)."""
     field = draft.fields.get(pk)
     if field is None or _column_type(field.schema) != "string":
         return
-    for p in draft.pk_params:
+    for p in [*draft.pk_params, *scoping]:
         if json_type(p.json_schema) not in ("string", None):
             continue
         added = {
@@ -271,9 +273,9 @@ def _reference(source: str, semantic: str | None, own: str, names: set[str]) -> 
     return None
 
 
-def _build(draft: EntityDraft, names: set[str], prefix: str) -> EntityDef:
+def _build(draft: EntityDraft, names: set[str], prefix: str, scoping: list[FieldSpec]) -> EntityDef:
     pk = _ensure_pk(draft)
-    _path_constraints(draft, pk)
+    _path_constraints(draft, pk, scoping)
     parents = _parent_sources(draft)
     ref_sources = set(parents.values())
     kept = sorted(draft.fields.values(), key=lambda f: _rank(f, pk, ref_sources))[:MAX_COLUMNS]
@@ -379,7 +381,11 @@ def finalize_entities(drafts: list[EntityDraft]) -> list[EntityDef]:
     ordered = sorted(drafts, key=lambda d: d.name)
     names = {d.name for d in ordered}
     prefixes = _prefixes([d.name for d in ordered])
-    entities = [_build(d, names, prefixes[d.name]) for d in ordered]
+    scoping: dict[str, list[FieldSpec]] = {}
+    for d in ordered:  # the path parameters that name each parent under its children
+        for parent, param in sorted(d.parents.items()):
+            scoping.setdefault(parent, []).append(param)
+    entities = [_build(d, names, prefixes[d.name], scoping.get(d.name, [])) for d in ordered]
     _fix_class_names(entities)
     _align_references(entities)
     return entities

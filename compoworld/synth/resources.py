@@ -21,7 +21,7 @@ from compoworld.synth.naming import identifier, match_key, snake
 from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, PathShape, is_plural, parse_path
 from compoworld.synth.schemas import SchemaIndex, Unwrapped, merged_properties, unwrap
 
-__all__ = ["Target", "entity_name_for", "path_param", "rest_entities"]
+__all__ = ["Target", "entity_name_for", "implicit_parent", "path_param", "rest_entities"]
 
 _SEARCH_WORDS = {"search", "find", "query", "lookup"}
 #: Path words too generic to name an entity when the schema offers a better name.
@@ -332,7 +332,7 @@ def rest_entities(spec: ServiceSpec) -> tuple[list[EntityDraft], dict[str, Targe
             if parent == name:
                 continue
             if parent not in drafts and parent not in owner.values():
-                drafts[parent] = _implicit(parent, param)
+                drafts[parent] = implicit_parent(parent, param)
             draft.parents.setdefault(parent, param)
             target.parent_params[param.name] = parent
         if operation != "action":
@@ -422,7 +422,7 @@ def _orphan_action(tool: ToolSpec, op: _Op | None, literal_entity: dict[str, str
     return target
 
 
-def _implicit(name: str, param: FieldSpec) -> EntityDraft:
+def implicit_parent(name: str, param: FieldSpec) -> EntityDraft:
     """A parent that only appears as a path parameter (``/accounts/{accountId}/...``): key and name."""
     draft = EntityDraft(name=name, implicit=True, pk_params=[param])
     schema = {"type": "integer"} if param.json_schema.get("type") == "integer" else {"type": "string"}

@@ -18,8 +18,8 @@ from compoworld.specs.model import ServiceSpec, ToolSpec
 from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.drafts import EntityDraft
 from compoworld.synth.naming import identifier
-from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES
-from compoworld.synth.resources import Target
+from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, parse_path
+from compoworld.synth.resources import Target, entity_name_for, implicit_parent, path_param
 from compoworld.synth.schemas import unwrap
 from compoworld.synth.toolnames import (
     READ_ACTION_VERBS,
@@ -30,7 +30,7 @@ from compoworld.synth.toolnames import (
     tool_entities,
 )
 
-__all__ = ["operation_name", "parse_rest_name", "read_by_name", "rpc_tools"]
+__all__ = ["operation_name", "parse_rest_name", "read_by_name", "rpc_tools", "scope_by_path"]
 
 _VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$|^\d+$")
 _SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
@@ -134,3 +134,31 @@ def read_by_name(spec: ServiceSpec, names: set[str]) -> tuple[list[EntityDraft],
     """Entity drafts and targets of the named tools of a REST service, read by their names."""
     subset = spec.model_copy(update={"tools": [t for t in spec.tools if t.name in names]})
     return tool_entities(subset, parse=parse_rest_name)
+
+
+def scope_by_path(
+    spec: ServiceSpec, names: set[str], drafts: list[EntityDraft], targets: dict[str, Target]
+) -> None:
+    """A named operation under a parent's item (``/companies/{companyId}/customfields/{category}``,
+    read by its name ``Get_All_Custom_Fields_by_category``) is scoped to that parent, as the REST
+    reading scopes its collections: the row carries the parent's key, and the argument filters by it."""
+    by_name = {d.name: d for d in drafts}
+    for tool in spec.tools:
+        target = targets.get(tool.name)
+        if tool.name not in names or target is None or target.entity not in by_name or not tool.path:
+            continue
+        draft = by_name[target.entity or ""]
+        for literal, raw in parse_path(tool.path).parents:
+            param = path_param(tool, raw)
+            parent = entity_name_for(literal)
+            if (
+                param is None
+                or parent == draft.name
+                or param.name in (target.pk_param, *target.parent_params)
+            ):
+                continue
+            if parent not in by_name:
+                by_name[parent] = implicit_parent(parent, param)
+                drafts.append(by_name[parent])
+            draft.parents.setdefault(parent, param)
+            target.parent_params[param.name] = parent

@@ -23,6 +23,8 @@ from compoworld.manifest import ActionDef, EntityDef, ToolDef
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.echo import norm
 from compoworld.runtime.worldstate import address_of, id_of, main_object, object_items
+from compoworld.seeding import seeded_rng
+from compoworld.values import fit_string
 
 __all__ = ["CheckFailure", "Checker", "check_action", "check_simulated", "state_of"]
 
@@ -216,8 +218,8 @@ async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
     checks.append(f"{action.kind} visible to a later read")
 
 
-def _unknown_key(tool: ToolDef, entity: EntityDef) -> Any:
-    """A key of the argument's own type that no row holds."""
+def _unknown_key(tool: ToolDef, entity: EntityDef, held: set[str]) -> Any:
+    """A key of the argument's own type (and format) that no row holds."""
     schema = (tool.input_schema.get("properties") or {}).get(tool.pk_arg or "")
     kinds = schema.get("type") if isinstance(schema, dict) else None
     kinds = kinds if isinstance(kinds, list) else [kinds]
@@ -226,7 +228,13 @@ def _unknown_key(tool: ToolDef, entity: EntityDef) -> Any:
         "integer" in kinds or "number" in kinds or (column and column.type != "string")
     ):
         return 987654321
-    return "no-such-id-0"
+    # a key of the format the API fixes (``^OB_EV\\d{1,7}$``), else it is refused as invalid, not unknown
+    constraints = schema if isinstance(schema, dict) else {}
+    for attempt in range(20):
+        key = fit_string(f"no-such-id-{attempt}", constraints, seeded_rng("unknown-key", tool.name, attempt))
+        if key not in held:
+            break
+    return key
 
 
 async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
@@ -249,7 +257,8 @@ async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
         checks.append("lookup answers from the addressed row")
     if tool.pk_arg is None:  # a record addressed without a key: nothing else to address
         return
-    unknown = await ck.call(episode, tool.name, {**args, tool.pk_arg: _unknown_key(tool, entity)})
+    held = {str(r[entity.pk]) for r in rows}
+    unknown = await ck.call(episode, tool.name, {**args, tool.pk_arg: _unknown_key(tool, entity, held)})
     if unknown.success or unknown.code != "not_found":
         raise CheckFailure(f"{tool.name} with an id the state does not hold was not 'not_found': {unknown}")
     checks.append("unknown id not found")
