@@ -514,7 +514,7 @@ class Orchestrator:
     async def _ended(self, rec: EpisodeRecord) -> None:
         if self.outcomes is not None:
             row = [v.passed for v in rec.verdicts] if rec.state is S.FINISHED else None
-            await self.outcomes.record_outcome(rec.id, row)
+            await self.outcomes.record_outcome(rec.id, row, rec.group_id)
 
     async def keep_alive(self) -> int:
         """Refresh every fork of every episode this orchestrator still holds (``forks.keep_alive``)."""

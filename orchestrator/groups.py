@@ -8,9 +8,10 @@ its own ``timeout_s`` and is scored alone with static weights (the n = 1 formula
 ``fallback``. Groups are forgotten ``ttl_s`` after their last report, once nobody waits on them.
 
 The board trusts no caller with a grade: the orchestrator records each episode's outcome here
-when the episode ends (``record_outcome``: its own verdict row, or aborted), and the HTTP route
-accepts a report only for an episode it holds an outcome of, taking the verdicts from that
-record. A caller may still forfeit its rollout (``aborted``: all False), never raise it. Outcomes
+when the episode ends (``record_outcome``: its own verdict row, or aborted, and the group it was
+opened in), and the HTTP route accepts a report only for an episode it holds an outcome of, taking
+the verdicts from that record; an episode opened with a ``group_id`` reports to that group only
+(409 elsewhere), so one real episode cannot fill a slot of another group. A caller may still forfeit its rollout (``aborted``: all False), never raise it. Outcomes
 are kept ``ttl_s``, so a driver may release the episode (free its forks) before it reports.
 ``timeout_s`` is bounded by the orchestrator's ``group_timeout_max_s``; on shutdown every waiter
 ends at once with 503 (``close_waiters``), so no report holds a SIGTERM.
@@ -171,7 +172,7 @@ class GroupBoard:
         if open_deadline_s < 0:
             raise ValueError("open_deadline_s must be >= 0 (0: off)")
         self._groups: dict[str, _Group] = {}
-        self._outcomes: dict[str, tuple[list[bool] | None, float]] = {}  # episode -> (row, recorded)
+        self._outcomes: dict[str, tuple[list[bool] | None, float, str | None]] = {}  # (row, at, group)
         self._closing = asyncio.Event()
         self._ttl_s = ttl_s
         self._lam = lam
@@ -200,29 +201,33 @@ class GroupBoard:
             del self._groups[gid]
         if stale:
             logger.info("reaped %d idle reward groups", len(stale))
-        old = [e for e, (_, at) in self._outcomes.items() if now - at > self._ttl_s]
+        old = [e for e, (_, at, _) in self._outcomes.items() if now - at > self._ttl_s]
         for eid in old:
             del self._outcomes[eid]
         return stale
 
-    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None:
-        """The orchestrator's grading of an ended episode (``None``: aborted), kept ``ttl_s``.
+    async def record_outcome(
+        self, episode_id: str, row: list[bool] | None, group_id: str | None = None
+    ) -> None:
+        """The orchestrator's grading of an ended episode (``None``: aborted) and the group it was
+        opened in (``None``: none), kept ``ttl_s``.
 
         Outcomes sit in the order they were recorded, so the expired ones are dropped here from the
         front: memory stays bounded even when nobody ever reports (an evaluation run)."""
         now = self._clock()
         self._outcomes.pop(episode_id, None)
-        self._outcomes[episode_id] = (None if row is None else [bool(v) for v in row], now)
+        self._outcomes[episode_id] = (None if row is None else [bool(v) for v in row], now, group_id)
         while self._outcomes:
             oldest = next(iter(self._outcomes))
             if now - self._outcomes[oldest][1] <= self._ttl_s:
                 break
             del self._outcomes[oldest]
 
-    async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None:
-        """``(row,)`` as recorded when the episode ended, or None for an episode never ended here."""
+    async def outcome(self, episode_id: str) -> tuple[list[bool] | None, str | None] | None:
+        """``(row, group opened in)`` as recorded when the episode ended, or None for an episode
+        never ended here."""
         held = self._outcomes.get(episode_id)
-        return None if held is None else (held[0],)
+        return None if held is None else (held[0], held[2])
 
     async def record_open(self, group_id: str, episode_id: str) -> None:
         """An episode of ``group_id`` opened: the board counts the group's rollouts that started.
@@ -388,9 +393,11 @@ class RewardBoard(Protocol):
         aborted: bool = False,
     ) -> GroupRewardResponse: ...
 
-    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None: ...
+    async def record_outcome(
+        self, episode_id: str, row: list[bool] | None, group_id: str | None = None
+    ) -> None: ...
 
-    async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None: ...
+    async def outcome(self, episode_id: str) -> tuple[list[bool] | None, str | None] | None: ...
 
     async def record_open(self, group_id: str, episode_id: str) -> None: ...
 
@@ -478,7 +485,12 @@ def groups_router(board: RewardBoard, timeout_max_s: float = 900.0) -> APIRouter
     @router.post(
         "/groups/{group_id}/reward",
         response_model=GroupRewardResponse,
-        responses={404: {"description": "No ended episode of that id"}, 409: {}, 422: {}, 503: {}},
+        responses={
+            404: {"description": "No ended episode of that id"},
+            409: {"description": "Verdicts not the orchestrator's, another group's episode, or a conflict"},
+            422: {},
+            503: {},
+        },
     )
     async def post_group_reward(group_id: str, body: GroupRewardRequest) -> GroupRewardResponse:
         """Report an ended episode to its group; answers once the group is complete or the timeout
@@ -497,7 +509,12 @@ def groups_router(board: RewardBoard, timeout_max_s: float = 900.0) -> APIRouter
                 detail=f"no ended episode {body.episode_id!r} here: report an episode this orchestrator "
                 "ran, after its finish or abort",
             )
-        graded = held[0]
+        graded, opened_in = held
+        if opened_in is not None and opened_in != group_id:
+            raise HTTPException(
+                status_code=409,
+                detail=f"episode {body.episode_id!r} was opened in another group; it reports to that group only",
+            )
         if not body.aborted and body.verdicts is not None and graded is not None and body.verdicts != graded:
             raise HTTPException(
                 status_code=409,

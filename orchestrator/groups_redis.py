@@ -6,7 +6,8 @@ Keys (the episode store's prefix ``p``)::
                     o = rollouts opened with the group's id, t = wall-clock time of the latest open
     p:grpr:{gid}    hash: episode id -> its verdict row as JSON (null: aborted before grading)
     p:groups        pub/sub channel: a group's id, published when its last report arrives
-    p:grpo:{eid}    an ended episode's outcome as the orchestrator graded it (JSON row, null: aborted)
+    p:grpo:{eid}    an ended episode's outcome as the orchestrator graded it: JSON {"row": verdicts
+                    or null (aborted), "group": the group it was opened in or null}
 
 A report is one Lua script: it checks the report against the group (the same conflicts as the
 in-process ``GroupBoard``), adds it, renews both keys' TTL and, when the group is full,
@@ -124,16 +125,23 @@ class RedisGroupBoard:
     def _keys(self, group_id: str) -> tuple[str, str]:
         return f"{self.prefix}:grp:{group_id}", f"{self.prefix}:grpr:{group_id}"
 
-    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None:
+    async def record_outcome(
+        self, episode_id: str, row: list[bool] | None, group_id: str | None = None
+    ) -> None:
         """The orchestrator's grading of an ended episode, for any replica's reward route."""
-        value = json.dumps(None if row is None else [bool(v) for v in row])
+        value = json.dumps({"row": None if row is None else [bool(v) for v in row], "group": group_id})
         with store_errors():
             await self.redis.set(f"{self.prefix}:grpo:{episode_id}", value, px=self._ttl_ms)
 
-    async def outcome(self, episode_id: str) -> tuple[list[bool] | None] | None:
+    async def outcome(self, episode_id: str) -> tuple[list[bool] | None, str | None] | None:
         with store_errors():
             raw = await self.redis.get(f"{self.prefix}:grpo:{episode_id}")
-        return None if raw is None else (json.loads(raw),)
+        if raw is None:
+            return None
+        held = json.loads(raw)
+        if not isinstance(held, dict):  # written before outcomes named their group: a bare row
+            return held, None
+        return held["row"], held["group"]
 
     async def record_open(self, group_id: str, episode_id: str) -> None:
         """An episode of ``group_id`` opened (on any replica): count it and note when."""

@@ -47,7 +47,9 @@ class OutcomeLedger(Protocol):
 
     async def record_open(self, group_id: str, episode_id: str) -> None: ...
 
-    async def record_outcome(self, episode_id: str, row: list[bool] | None) -> None: ...
+    async def record_outcome(
+        self, episode_id: str, row: list[bool] | None, group_id: str | None = None
+    ) -> None: ...
 
 
 class EpisodeState(StrEnum):

@@ -85,6 +85,17 @@ async def test_two_fake_reports_neither_fill_the_group_nor_displace_the_real_rol
     assert all(a.json()["group_complete"] and a.json()["n_reported"] == 2 for a in answers)
 
 
+async def test_an_episode_opened_in_a_group_reports_to_that_group_only(client: httpx.AsyncClient) -> None:
+    opened = await client.post("/episodes", json={"task_id": "t-create", "group_id": "mine"})
+    eid = str(opened.json()["episode_id"])
+    assert (await client.post(f"/episodes/{eid}/finish", json={"answer": ""})).status_code == 200
+    for other in ("theirs", "another"):  # a real episode cannot take a slot of someone else's group
+        resp = await client.post(f"/groups/{other}/reward", json=_report(eid, 2))
+        assert resp.status_code == 409 and "opened in another group" in resp.json()["detail"]
+    own = await client.post("/groups/mine/reward", json=_report(eid, 1))
+    assert own.status_code == 200 and own.json()["group_complete"]
+
+
 async def test_the_verdicts_are_the_orchestrator_s_grading_never_the_caller_s(
     client: httpx.AsyncClient,
 ) -> None:

@@ -188,14 +188,27 @@ async def test_outcomes_recorded_on_one_replica_are_read_on_another_and_expire(r
     one, two = (RedisGroupBoard(client, prefix=prefix, ttl_s=0.5, poll_s=0.1) for _ in range(2))
     await one.record_outcome("e0", [True, False])
     await one.record_outcome("e1", None)
-    assert await two.outcome("e0") == ([True, False],) and await two.outcome("e1") == (None,)
+    assert await two.outcome("e0") == ([True, False], None) and await two.outcome("e1") == (None, None)
     assert await two.outcome("never") is None
     solo = GroupBoard(ttl_s=0.5)
     await solo.record_outcome("e0", [True, False])
-    assert await solo.outcome("e0") == ([True, False],)
+    assert await solo.outcome("e0") == ([True, False], None)
     await asyncio.sleep(0.8)
     solo.reap()
     assert await two.outcome("e0") is None and await solo.outcome("e0") is None
+    await client.aclose()
+
+
+async def test_an_outcome_names_the_group_it_was_opened_in_on_both_boards(redis_server: str) -> None:
+    prefix = uuid.uuid4().hex
+    client = aioredis.Redis.from_url(redis_server)
+    for board in (RedisGroupBoard(client, prefix=prefix), GroupBoard()):
+        await board.record_outcome("e0", [True], "g1")
+        await board.record_outcome("e1", None, None)
+        assert await board.outcome("e0") == ([True], "g1") and await board.outcome("e1") == (None, None)
+        await board.aclose()
+    await client.set(f"{prefix}:grpo:old", "[true, false]")  # written by an earlier version: a bare row
+    assert await RedisGroupBoard(client, prefix=prefix).outcome("old") == ([True, False], None)
     await client.aclose()
 
 
@@ -224,5 +237,5 @@ async def test_outcomes_nobody_reports_are_dropped_as_new_ones_arrive() -> None:
         await board.record_outcome(f"e{i}", [True])
         now[0] += 1.0
     assert await board.outcome("e0") is None and await board.outcome("e88") is None
-    assert await board.outcome("e90") == ([True],) and await board.outcome("e99") == ([True],)
+    assert await board.outcome("e90") == ([True], None) and await board.outcome("e99") == ([True], None)
     assert len(board._outcomes) <= 11
