@@ -93,6 +93,10 @@ class SeedCache:
         #: results of implemented read tools on a service nobody has written to yet in the episode, by
         #: (service, tool, today, canonical arguments): the same call on the same seed returns the same data
         self.reads: Bounded = Bounded(200_000)
+        #: results of implemented writes by (service, today, write history before it, tool, canonical
+        #: arguments), and the open sessions whose forks hold a known history (``orchestrator.tasks.execute``)
+        self.writes: Bounded = Bounded(50_000)
+        self.live: list[Any] = []
         #: rows of a changed table by (service, write history, table); the state hash by (service, history, None)
         self.states: Bounded = Bounded(20_000)
 
@@ -189,10 +193,17 @@ class RuntimeStateReader:
     remote = False
 
     def __init__(
-        self, runtimes: Mapping[str, ServiceRuntime], episode_id: str | None, cache: SeedCache | None = None
+        self,
+        runtimes: Mapping[str, ServiceRuntime],
+        episode_id: str | None,
+        cache: SeedCache | None = None,
+        *,
+        elsewhere: Mapping[str, str] | None = None,
     ) -> None:
+        """``elsewhere``: services whose state this episode shares with another episode's fork (read there)."""
         self.runtimes = runtimes
         self.episode_id = episode_id
+        self.elsewhere = dict(elsewhere or {})
         self.cache = cache or SeedCache()
         self._tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
         self._hashes: dict[str, str] = {}
@@ -204,7 +215,7 @@ class RuntimeStateReader:
         return runtime
 
     def _episode(self, runtime: ServiceRuntime) -> str | None:
-        eid = self.episode_id
+        eid = self.elsewhere.get(runtime.name, self.episode_id)
         return eid if eid is not None and runtime.has_episode(eid) else None
 
     def _check(self, runtime: ServiceRuntime, service: str, table: str, where: dict[str, Any]) -> None:
@@ -302,4 +313,4 @@ class RuntimeStateReader:
         return self.cache.tables(self._runtime(service))
 
     async def dump(self, service: str) -> dict[str, Any]:
-        return self._runtime(service).dump(self.episode_id)
+        return self._runtime(service).dump(self.elsewhere.get(service, self.episode_id))

@@ -263,7 +263,9 @@ async def check_task(
     reasons = _structure(task, runtimes)
     if reasons:
         return TaskCheck(task_id=task.id, valid=False, reasons=reasons)
-    with Session(runtimes, f"verify:{task.id}:gold", task.today, cache, lazy=reuse) as session:
+    with Session(
+        runtimes, f"verify:{task.id}:gold", task.today, cache, lazy=reuse, skip_known_writes=False
+    ) as session:  # the gold replay runs every write: it must reproduce the recorded results itself
         reasons, gold = await _gold(task, session, runtimes, hashes)
         noop = await evaluate(task.rubric, RuntimeStateReader(runtimes, None, cache), "")
         if all(v.passed for v in noop if v.label == "no_op_fail"):
