@@ -168,3 +168,68 @@ def test_a_page_size_declared_as_a_string_or_capped_is_sent_as_declared() -> Non
     assert page_size(tool({"type": "string"}), 200) == "200"
     assert page_size(tool({"type": "integer", "maximum": 50}), 200) == 50
     assert page_size(tool({"type": "integer"}), 200) == 200
+
+
+def test_writes_the_cache_knows_fork_nothing_and_read_as_the_open_run_with_that_history(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    """A session repeating an open run's writes forks nothing and its grader reads that run's forks; once
+    the run is closed the same writes are replayed on a fork, to the same state."""
+    from orchestrator.tasks.execute import Session
+
+    task = next(
+        t
+        for t in tasks
+        if len({g.service for g in t.gold_calls}) >= 2
+        and all(runtimes[g.service].tools[g.tool].backend != "simulated" for g in t.gold_calls)
+    )
+    cache = SeedCache()
+
+    async def run(session: Session) -> list[object]:
+        return [(await session.call(g.service, g.tool, g.arguments)).data for g in task.gold_calls]
+
+    async def main() -> None:
+        with Session(runtimes, "gold", task.today, cache, skip_known_writes=False) as gold:
+            results = await run(gold)
+            assert gold.forked, "the gold run forks where it writes"
+            written = sorted(gold.written)
+            expected = {s: gold.state_hash(s) for s in written}
+            with Session(runtimes, "again", task.today, cache) as again:
+                assert await run(again) == results
+                assert again.forked == []
+                reader = again.reader()
+                assert again.forked == [] and set(reader.elsewhere) == set(written)
+                assert {s: await reader.state_hash(s) for s in written} == expected
+        with Session(runtimes, "later", task.today, cache) as later:
+            assert await run(later) == results and later.forked == []
+            reader = later.reader()
+            assert sorted(later.forked) == written and reader.elsewhere == {}
+            assert {s: later.state_hash(s) for s in written} == expected
+
+    asyncio.run(main())
+
+
+def test_a_simulated_call_is_always_run_on_a_fork_of_its_own(
+    tasks: list[Task], runtimes: dict[str, ServiceRuntime]
+) -> None:
+    """A world model decides a simulated call's effect: its service is never taken from another run."""
+    from orchestrator.tasks.execute import Session
+
+    def simulated(service: str, tool: str) -> bool:
+        return runtimes[service].tools[tool].backend == "simulated"
+
+    task = next(t for t in tasks if any(simulated(g.service, g.tool) for g in t.gold_calls))
+    services = {g.service for g in task.gold_calls if simulated(g.service, g.tool)}
+    cache = SeedCache()
+
+    async def main() -> None:
+        with Session(runtimes, "gold", task.today, cache, skip_known_writes=False) as gold:
+            for g in task.gold_calls:
+                await gold.call(g.service, g.tool, g.arguments)
+            with Session(runtimes, "again", task.today, cache) as again:
+                for g in task.gold_calls:
+                    await again.call(g.service, g.tool, g.arguments)
+                assert services <= set(again.forked)
+                assert not services & set(again.reader().elsewhere)
+
+    asyncio.run(main())
