@@ -45,7 +45,7 @@ from trainer.action_vocab import ActionVocab
 from trainer.policy import ModelShape, build_tiny_model
 from trainer.recipe_data import TaskSplit, generate_recipe_tasks, oracle_sft_records, split_by_archetype
 from trainer.recipe_rollout import Episode, SamplingOptions, play_episodes
-from trainer.recipe_train import SftExample, grpo_update, sft_examples, sft_step
+from trainer.recipe_train import SftExample, grpo_update, replay_probability, sft_examples, sft_step
 from trainer.rollout_log import RolloutRecord, append_rollout, summarize
 from trainer.smoke_env import load_services, offline_settings, serve_embedded
 
@@ -70,15 +70,17 @@ class RecipeConfig:
     pool: int = 24
     min_len: int = 1
     max_len: int = 3
-    sft_steps: int = 60
+    sft_steps: int = 120  # at most; the warm start stops once it is as strong as ``warm_start``
     sft_batch: int = 6
     sft_lr: float = 5e-3
+    warm_start: float = 0.5  # stop SFT when the policy replays the oracle trajectories with this probability
     steps: int = 8
     group_size: int = 8
     lr: float = 5e-5
     ppo_epochs: int = 2
     mini_batches: int = 4  # optimizer steps per PPO epoch (whole groups each), like ppo_mini_batch_size
     eval_every: int = 0  # 0: only at step 0 and after the last update
+    eval_group_size: int = 32  # rollouts per training task in the before/after evaluation (0: none)
     sampling: SamplingOptions = field(default_factory=lambda: replace(RECIPE_SAMPLING))
     shape: ModelShape = field(default_factory=ModelShape)
     device: str = "auto"
@@ -149,7 +151,11 @@ async def _train(url: str, split: TaskSplit, cfg: RecipeConfig, device: str) -> 
     importance = {t.id: [c.importance for c in t.rubric] for t in [*split.train, *split.heldout]}
     metrics: list[dict[str, Any]] = []
     log, rollout_dir = cfg.out / "metrics.jsonl", cfg.out / "rollouts"
-    for stale in (log, cfg.out / "sft_loss.jsonl", *rollout_dir.glob("rollouts-*.jsonl")):
+    stale_rollouts = [
+        *rollout_dir.glob("rollouts-*.jsonl"),
+        *(cfg.out / "eval_rollouts").glob("rollouts-*.jsonl"),
+    ]
+    for stale in (log, cfg.out / "sft_loss.jsonl", *stale_rollouts):
         stale.unlink(missing_ok=True)
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -165,9 +171,18 @@ async def _train(url: str, split: TaskSplit, cfg: RecipeConfig, device: str) -> 
         with (cfg.out / "sft_loss.jsonl").open("w") as fh:
             for i in range(cfg.sft_steps):
                 loss = sft_step(model, optim, examples, batch_size=cfg.sft_batch, rng=rng, vocab=vocab)
-                fh.write(json.dumps({"sft_step": i, "loss": round(loss, 5)}) + "\n")
+                row: dict[str, Any] = {"sft_step": i, "loss": round(loss, 5)}
+                if cfg.warm_start > 0 and i % 2 == 1:
+                    # a token-mean loss says little about whole rollouts: stop on the replay probability
+                    replay = replay_probability(
+                        model, examples, vocab=vocab, temperature=cfg.sampling.temperature
+                    )
+                    row["replay_probability"] = round(replay, 5)
+                fh.write(json.dumps(row) + "\n")
                 fh.flush()
                 bar.update(sft_task, advance=1, info=f"loss {loss:.3f}")
+                if row.get("replay_probability", 0.0) >= cfg.warm_start:
+                    break
         # GRPO gets its own Adam, as a verl actor does: the SFT optimizer's first moments point
         # along the last SFT gradients and its second moments are dominated by the first,
         # large SFT gradients, so carried over they keep pushing SFT and damp the policy gradient
@@ -176,11 +191,32 @@ async def _train(url: str, split: TaskSplit, cfg: RecipeConfig, device: str) -> 
         async with OrchestratorClient(url, timeout_s=cfg.sampling.group_timeout_s + 60) as client:
             for step in range(cfg.steps + 1):
                 t0 = time.monotonic()
+                evaluation: dict[str, Any] = {}
+                if cfg.eval_group_size and step in (0, cfg.steps):
+                    # the training tasks played many times, never trained on: a batch of 8 per task
+                    # moves +-0.1 between steps on its own, this measurement by ~1/2 of that
+                    ev = _episodes(split.train, cfg.eval_group_size, f"{cfg.seed}:{step}:eval")
+                    await play_episodes(
+                        client,
+                        model,
+                        tok,
+                        ev,
+                        cfg.sampling,
+                        vocab=vocab,
+                        importance=importance,
+                        generator=gen,
+                    )
+                    summary = _summary(ev, step, True, cfg.out / "eval_rollouts")
+                    evaluation = {f"eval_{k}": v for k, v in summary.items()}
                 batch = _episodes(split.train, cfg.group_size, f"{cfg.seed}:{step}:train")
                 await play_episodes(
                     client, model, tok, batch, cfg.sampling, vocab=vocab, importance=importance, generator=gen
                 )
-                rec: dict[str, Any] = {"step": step, **_summary(batch, step, False, rollout_dir)}
+                rec: dict[str, Any] = {
+                    "step": step,
+                    **_summary(batch, step, False, rollout_dir),
+                    **evaluation,
+                }
                 if step < cfg.steps:
                     update = grpo_update(
                         model,
@@ -290,8 +326,17 @@ def main(
     n_heldout: Annotated[int, typer.Option(min=0, help="Held-out tasks of the same archetypes.")] = 2,
     pool: Annotated[int, typer.Option(min=1, help="Tasks to generate before the split.")] = 24,
     max_len: Annotated[int, typer.Option(min=1, max=8, help="Most tool calls of a task's walk.")] = 3,
-    sft_steps: Annotated[int, typer.Option(min=0)] = 60,
+    sft_steps: Annotated[int, typer.Option(min=0, help="SFT steps at most.")] = 120,
     sft_lr: float = 5e-3,
+    warm_start: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Stop SFT once the policy replays the oracle trajectories with this mean probability "
+            "(0: run every SFT step).",
+        ),
+    ] = 0.5,
     steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 8,
     group_size: Annotated[int, typer.Option(min=2, help="Rollouts per task (GRPO group).")] = 8,
     lr: float = 5e-5,
@@ -302,6 +347,12 @@ def main(
     eval_every: Annotated[
         int, typer.Option(min=0, help="Play held-out tasks every N steps (0: first and last).")
     ] = 0,
+    eval_group_size: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Rollouts per training task in the evaluation before and after GRPO (0: none)."
+        ),
+    ] = 32,
     max_turns: Annotated[int, typer.Option(min=1)] = 4,
     max_new_tokens: Annotated[int, typer.Option(min=1)] = 128,
     temperature: Annotated[
@@ -331,12 +382,14 @@ def main(
         max_len=max_len,
         sft_steps=sft_steps,
         sft_lr=sft_lr,
+        warm_start=warm_start,
         steps=steps,
         group_size=group_size,
         lr=lr,
         ppo_epochs=ppo_epochs,
         mini_batches=mini_batches,
         eval_every=eval_every,
+        eval_group_size=eval_group_size,
         sampling=SamplingOptions(
             max_turns=max_turns,
             max_new_tokens=max_new_tokens,
@@ -357,9 +410,10 @@ def main(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from exc
     first, last = metrics[0], metrics[-1]
+    key = "eval_reward_mean" if "eval_reward_mean" in first else "reward_mean"
     typer.echo(
-        f"reward mean on the training tasks: {first['reward_mean']:.3f} (step 0, after SFT) -> "
-        f"{last['reward_mean']:.3f} (step {last['step']}); held-out: "
+        f"reward mean on the training tasks ({key}): {first[key]:.3f} (step 0, after SFT) -> "
+        f"{last[key]:.3f} (step {last['step']}); held-out: "
         f"{first.get('heldout_reward_mean', float('nan')):.3f} -> {last.get('heldout_reward_mean', float('nan')):.3f}; "
         f"log {out / 'metrics.jsonl'}"
     )

@@ -22,7 +22,7 @@ from trainer.policy import token_stats
 from trainer.recipe_rollout import Episode, policy_view
 from trainer.sft_format import SftRecord
 
-__all__ = ["GrpoStats", "SftExample", "grpo_update", "sft_examples", "sft_step"]
+__all__ = ["GrpoStats", "SftExample", "grpo_update", "replay_probability", "sft_examples", "sft_step"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,29 @@ def sft_step(
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optim.step()
     return float(loss.item())
+
+
+def replay_probability(
+    model: Any, examples: Sequence[SftExample], *, vocab: ActionVocab | None = None, temperature: float = 1.0
+) -> float:
+    """The mean, over ``examples``, of the probability that the policy writes every assistant token
+    of the example exactly (softmax of logits / ``temperature`` over ``vocab``: the sampling policy).
+
+    For an oracle trajectory this is a lower bound on the policy's chance to reproduce it and so
+    to succeed: the measure of a warm start's strength that a token-mean loss is not (a loss of
+    0.01 over 200 tokens still fails one rollout in seven at T 1).
+    """
+    if not examples:
+        return 0.0
+    stats = token_stats(
+        model,
+        [e.ids for e in examples],
+        [e.targets for e in examples],
+        with_grad=False,
+        vocab=vocab,
+        temperature=temperature,
+    )
+    return sum(float(torch.exp(s.logprobs.sum())) for s in stats) / len(stats)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@
 # Needs: pip install -e '.[smoke]' and a built library (default: the starter library, generated_services/).
 # Knobs (environment, GPU scale defaults): STEPS=16 GROUP=8 N_TRAIN=24 N_HELDOUT=12 POOL=96 MAX_LEN=3
 # SFT_STEPS=150 HIDDEN=512 LAYERS=4 LR=5e-5 MINI_BATCHES=4 TEMPERATURE=0.8 MAX_TURNS=4
+# WARM_START=0.5 (SFT stops once the oracle trajectories replay with this probability) EVAL_GROUP=32
 # TIME_LIMIT=570 (seconds; the run is killed past it, the log kept). LR, MINI_BATCHES, TEMPERATURE
 # and MAX_TURNS are the CPU recipe's (docs/training.md says why); they are untried at GPU scale.
 set -euo pipefail
@@ -46,14 +47,14 @@ fi
 if (( TINY )); then
   # the CPU test's scale (tests/test_trainer_recipe.py): a handful of tasks, the 2-layer model
   : "${STEPS:=2}" "${GROUP:=4}" "${N_TRAIN:=3}" "${N_HELDOUT:=2}" "${POOL:=24}" "${MAX_LEN:=3}"
-  : "${SFT_STEPS:=10}" "${HIDDEN:=64}" "${LAYERS:=1}" "${TIME_LIMIT:=570}"
+  : "${SFT_STEPS:=10}" "${HIDDEN:=64}" "${LAYERS:=1}" "${TIME_LIMIT:=570}" "${EVAL_GROUP:=4}"
   PROMPT=(--no-full-prompt --threads 1)
 else
   : "${STEPS:=16}" "${GROUP:=8}" "${N_TRAIN:=24}" "${N_HELDOUT:=12}" "${POOL:=96}" "${MAX_LEN:=3}"
-  : "${SFT_STEPS:=150}" "${HIDDEN:=512}" "${LAYERS:=4}" "${TIME_LIMIT:=570}"
+  : "${SFT_STEPS:=150}" "${HIDDEN:=512}" "${LAYERS:=4}" "${TIME_LIMIT:=570}" "${EVAL_GROUP:=32}"
   PROMPT=(--full-prompt)  # a GPU affords the system prompt and the gateway tool schemas
 fi
-: "${LR:=5e-5}" "${MINI_BATCHES:=4}" "${TEMPERATURE:=0.8}" "${MAX_TURNS:=4}"
+: "${LR:=5e-5}" "${MINI_BATCHES:=4}" "${TEMPERATURE:=0.8}" "${MAX_TURNS:=4}" "${WARM_START:=0.5}"
 LIB_ARGS=()
 [[ -n "$LIBRARY" ]] && LIB_ARGS=(--library "$LIBRARY")
 
@@ -65,6 +66,6 @@ LIB_ARGS=()
     --steps "$STEPS" --group-size "$GROUP" --n-train "$N_TRAIN" --n-heldout "$N_HELDOUT" \
     --pool "$POOL" --max-len "$MAX_LEN" --sft-steps "$SFT_STEPS" --hidden "$HIDDEN" --layers "$LAYERS" \
     --lr "$LR" --mini-batches "$MINI_BATCHES" --temperature "$TEMPERATURE" --max-turns "$MAX_TURNS" \
-    --eval-every 4 --plot
+    --warm-start "$WARM_START" --eval-group-size "$EVAL_GROUP" --eval-every 4 --plot
 } 2>&1 | tee "$OUT/run.log"
 exit "${PIPESTATUS[0]}"
