@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -162,7 +163,11 @@ def orchestrator(
     """The orchestrator alone, services remote (containers, Kubernetes)."""
     from orchestrator.server import orchestrator_app_from
 
-    settings = Settings()
+    try:  # a limit out of range (COMPOWORLD_MAX_LIVE=0, ...) is exit 2 with its name
+        settings = Settings()
+    except ValidationError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
     if not settings.admin_token_configured:  # its services must hold the same token
         console.print(
             "[red]COMPOWORLD_ADMIN_TOKEN is not set: the orchestrator and its services share it[/red]"

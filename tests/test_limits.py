@@ -70,6 +70,15 @@ def test_up_refuses_a_bad_limit_with_exit_2(
     assert result.exit_code == 2 and not served, result.output
 
 
+def test_the_orchestrator_command_refuses_a_bad_limit_from_its_environment_with_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COMPOWORLD_ADMIN_TOKEN", "t")
+    monkeypatch.setenv("COMPOWORLD_GROUP_OPEN_DEADLINE_S", "-1")
+    result = CliRunner().invoke(cli_app(), ["orchestrator"])
+    assert result.exit_code == 2 and "group_open_deadline_s" in result.output, result.output
+
+
 def test_up_passes_every_limit_from_its_flags(
     library: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
