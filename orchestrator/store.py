@@ -269,8 +269,12 @@ class RedisEpisodeStore:
         from redis.exceptions import ConnectionError, TimeoutError
 
         retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), 6, (ConnectionError, TimeoutError))
-        client = aioredis.Redis.from_url(url, max_connections=256, socket_connect_timeout=10, retry=retry)
-        return cls(client, **kwargs)
+        # a blocking pool: a command beyond the 256 connections waits for one (30 s at most) instead of
+        # failing at once, so a burst (a thousand group reports at one replica) is queued, not a 503
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=256, timeout=30, socket_connect_timeout=10, retry=retry
+        )
+        return cls(aioredis.Redis.from_pool(pool), **kwargs)
 
     def _key(self, kind: str, episode_id: str = "") -> str:
         return f"{self.prefix}:{kind}:{episode_id}" if episode_id else f"{self.prefix}:{kind}"

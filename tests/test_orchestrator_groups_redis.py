@@ -199,6 +199,19 @@ async def test_outcomes_recorded_on_one_replica_are_read_on_another_and_expire(r
     await client.aclose()
 
 
+async def test_a_burst_of_reports_beyond_the_store_s_connections_is_queued_not_refused(
+    redis_server: str,
+) -> None:
+    store = RedisEpisodeStore.from_url(redis_server, prefix=uuid.uuid4().hex)  # 256 connections
+    board = RedisGroupBoard(store.redis, prefix=store.prefix, poll_s=0.5)
+    answers = await asyncio.gather(
+        *(board.reward(f"g{g}", f"g{g}-e{i}", [i == 0], 2, 60.0) for g in range(300) for i in range(2))
+    )
+    assert len(answers) == 600 and all(a.group_complete for a in answers)
+    await board.aclose()
+    await store.aclose()
+
+
 async def test_an_outcome_names_the_group_it_was_opened_in_on_both_boards(redis_server: str) -> None:
     prefix = uuid.uuid4().hex
     client = aioredis.Redis.from_url(redis_server)
