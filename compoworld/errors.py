@@ -18,6 +18,7 @@ CompoWorldError                          compoworld.errors
 │   ├── EpisodeBusy                      orchestrator.errors            503 too many live episodes, or its turn is held
 │   └── TrajectoryFull                   orchestrator.errors            413 a turn past the episode's trajectory budget
 ├── TaskNotFound                         orchestrator.errors            404 no loaded task file holds the id
+├── TaskConflict                         orchestrator.errors            409 a task added under an id another task holds
 ├── InvalidRequest                       orchestrator.errors            422 names something that cannot be served
 ├── ServiceUnavailable                   compoworld.errors              503 a service did not answer (dead, slow)
 ├── StateLookupError (LookupError)       orchestrator.discovery         a grader read that cannot be made as written

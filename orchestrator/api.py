@@ -12,6 +12,7 @@ from orchestrator.models import DiscoverMode, Task, Verdict
 __all__ = [
     "ENVIRONMENT_ERROR_CODES",
     "AbortRequest",
+    "ErrorBody",
     "FinishRequest",
     "FinishResponse",
     "OpenRequest",
@@ -20,6 +21,7 @@ __all__ = [
     "StepResponse",
     "ToolCall",
     "ToolMessage",
+    "error_responses",
 ]
 
 log = logging.getLogger(__name__)
@@ -31,10 +33,49 @@ log = logging.getLogger(__name__)
 ENVIRONMENT_ERROR_CODES = frozenset({"service_unavailable", "episode_gone"})
 
 
+class ErrorBody(BaseModel):
+    """Every error the orchestrator answers: a message, or FastAPI's list of validation errors."""
+
+    detail: str | list[dict[str, Any]] = Field(
+        description="What was wrong: a message, or (a body that does not fit its schema) one entry "
+        "per problem with its location (loc), message (msg) and type."
+    )
+    code: str | None = Field(
+        default=None, description="A refused body's reason (invalid_json, payload_too_large...)."
+    )
+
+
+_REASONS = {
+    400: "Refused body (not clean JSON: invalid_json, too deep, not finite) or a request that cannot be served",
+    401: "Admin token required",
+    404: "Unknown episode, task or service",
+    409: "The episode's state (or a loaded task) forbids the request",
+    413: "Body too large, or a turn past the episode's trajectory budget",
+    422: "Body does not fit its schema, or names something the orchestrator cannot act on",
+    503: "At capacity, or a service did not answer",
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The ``responses`` of a route that can answer these error statuses, each with ``ErrorBody``
+    (what ``_answer``, ``BodyGuard`` and FastAPI's validation answer), for its OpenAPI."""
+    return {s: {"model": ErrorBody, "description": _REASONS[s]} for s in statuses}
+
+
 class OpenRequest(BaseModel):
     """Body of ``POST /episodes``: a task inline or by id, and how to expose its tools."""
 
-    model_config = ConfigDict(extra="forbid")
+    # "exactly one of task, task_id, services" (``_one_task``) said in the schema too, so a client
+    # or a fuzzer reading /openapi.json knows it: one branch per field, present and not null
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+                for name in ("task", "task_id", "services")
+            ]
+        },
+    )
 
     task: Task | None = Field(default=None, description="The task inline.")
     task_id: str | None = Field(default=None, description="Id of a task from the loaded task files.")

@@ -527,6 +527,10 @@ class ServiceDirectory:
     def names(self) -> list[str]:
         return list(self._clients)
 
+    def closed(self) -> bool:
+        """Whether ``names()`` is every service that can be named (no URL template beyond them)."""
+        return self._factory is None
+
     def has(self, name: str) -> bool:
         return name in self._clients or self._factory is not None
 

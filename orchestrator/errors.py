@@ -10,6 +10,7 @@ when a request to the orchestrator itself cannot be served; the HTTP layer maps 
     │   ├── EpisodeBusy          503  too many live episodes
     │   └── TrajectoryFull       413  a turn past the episode's trajectory budget (the episode ends)
     ├── TaskNotFound             404  a task id that no loaded task file holds
+    ├── TaskConflict             409  a task added under an id another task holds
     ├── InvalidRequest           422  a request the orchestrator cannot act on (unknown service, bad mode)
     └── ServiceUnavailable       503  a service did not answer while forking or grading
 """
@@ -25,6 +26,7 @@ __all__ = [
     "EpisodeNotFound",
     "InvalidRequest",
     "ServiceUnavailable",
+    "TaskConflict",
     "TaskNotFound",
     "TrajectoryFull",
     "http_status",
@@ -51,6 +53,10 @@ class TaskNotFound(CompoWorldError):
     """A task id that none of the loaded task files holds."""
 
 
+class TaskConflict(CompoWorldError):
+    """A task added under an id that a different task already holds."""
+
+
 class InvalidRequest(CompoWorldError):
     """A well-formed request that names something the orchestrator cannot serve."""
 
@@ -61,7 +67,7 @@ def http_status(exc: CompoWorldError) -> int:
         return 404
     if isinstance(exc, TrajectoryFull):
         return 413
-    if isinstance(exc, EpisodeConflict):
+    if isinstance(exc, EpisodeConflict | TaskConflict):
         return 409
     if isinstance(exc, ServiceUnavailable | EpisodeBusy):
         return 503

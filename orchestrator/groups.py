@@ -42,9 +42,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from compoworld.errors import CompoWorldError
+from orchestrator.api import error_responses
 from orchestrator.errors import EpisodeBusy
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport, group_reward_report, log_group_report
 
@@ -88,7 +89,12 @@ class GroupRewardRequest(BaseModel):
         "episode; when sent they must equal it (else 409).",
     )
     importance: list[float] | None = Field(
-        default=None, description="Static importance s_c per criterion; default 1 each."
+        default=None,
+        description="Static importance s_c per criterion (each finite and > 0); default 1 each.",
+        # checked by ``check_report`` (a 422 naming the field); the schema says so too
+        json_schema_extra={
+            "anyOf": [{"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}}, {"type": "null"}]
+        },
     )
     expected_n: int = Field(ge=1, le=4096, description="Rollouts in the group (verl's rollout.n).")
     timeout_s: float = Field(
@@ -481,17 +487,24 @@ def fallback_response(
 def groups_router(board: RewardBoard, timeout_max_s: float = 900.0) -> APIRouter:
     """Routes of the group reward board, for the orchestrator app to ``include_router``."""
     router = APIRouter(tags=["groups"])
-
-    @router.post(
-        "/groups/{group_id}/reward",
-        response_model=GroupRewardResponse,
-        responses={
-            404: {"description": "No ended episode of that id"},
-            409: {"description": "Verdicts not the orchestrator's, another group's episode, or a conflict"},
-            422: {},
-            503: {},
-        },
+    # the configured bound in the schema (the handler refuses past it with a 422 naming the limit)
+    bounded = create_model(
+        "GroupRewardRequest",
+        __base__=GroupRewardRequest,
+        timeout_s=(
+            float,
+            Field(
+                ge=0.0,
+                le=3600.0,
+                json_schema_extra={"maximum": timeout_max_s},
+                description="How long to wait for the siblings, in seconds (at most group_timeout_max_s).",
+            ),
+        ),
     )
+    responses = error_responses(400, 404, 409, 413, 422, 503)
+    responses[404]["description"] = "No ended episode of that id"
+    responses[409]["description"] = "Verdicts not the orchestrator's, another group's episode, or a conflict"
+
     async def post_group_reward(group_id: str, body: GroupRewardRequest) -> GroupRewardResponse:
         """Report an ended episode to its group; answers once the group is complete or the timeout
         passes. The verdicts are the orchestrator's own grading of the episode, never the caller's."""
@@ -537,4 +550,9 @@ def groups_router(board: RewardBoard, timeout_max_s: float = 900.0) -> APIRouter
         except (EpisodeBusy, BoardClosing) as exc:  # the report can be sent again
             raise HTTPException(status_code=503, detail=str(exc)) from exc
 
+    # the bounded model itself, not its name (this module's annotations are strings)
+    post_group_reward.__annotations__["body"] = bounded
+    router.post("/groups/{group_id}/reward", response_model=GroupRewardResponse, responses=responses)(
+        post_group_reward
+    )
     return router

@@ -34,7 +34,7 @@ from compoworld.runtime.app import admin_guard, json_response, trim_heap
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.sanitize import Limits
 from compoworld.settings import Settings
-from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepRequest
+from orchestrator.api import AbortRequest, FinishRequest, OpenRequest, StepRequest, error_responses
 from orchestrator.budget import TrajectoryBudget
 from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
@@ -53,6 +53,9 @@ __all__ = ["attach_orchestrator", "create_orchestrator_app", "episode_router", "
 
 log = logging.getLogger(__name__)
 
+# what every route that reads a body can answer before it runs (BodyGuard, FastAPI validation)
+_BODY = (400, 413, 422)
+
 
 async def _answer(work: Awaitable[Any], status: int = 200) -> Response:
     """Run ``work`` and turn its result (a model or a dict) or its error into a JSON response."""
@@ -69,27 +72,27 @@ def episode_router(orch: Orchestrator, settings: Settings) -> APIRouter:
     """The agent-facing episode routes (no token: the episode id is the capability)."""
     router = APIRouter(tags=["episodes"])
 
-    @router.post("/episodes")
+    @router.post("/episodes", status_code=201, responses=error_responses(*_BODY, 404, 409, 503))
     async def open_episode(body: OpenRequest) -> Response:
         return await _answer(orch.open(body), 201)
 
-    @router.post("/episodes/{episode_id}/step")
+    @router.post("/episodes/{episode_id}/step", responses=error_responses(*_BODY, 404, 409, 503))
     async def step(episode_id: str, body: StepRequest) -> Response:
         return await _answer(orch.step(episode_id, body))
 
-    @router.post("/episodes/{episode_id}/finish")
+    @router.post("/episodes/{episode_id}/finish", responses=error_responses(*_BODY, 404, 409, 503))
     async def finish(episode_id: str, body: FinishRequest) -> Response:
         return await _answer(orch.finish(episode_id, body.answer))
 
-    @router.post("/episodes/{episode_id}/abort")
+    @router.post("/episodes/{episode_id}/abort", responses=error_responses(*_BODY, 404, 409, 503))
     async def abort(episode_id: str, body: AbortRequest) -> Response:
         return await _answer(orch.abort(episode_id, body.reason))
 
-    @router.get("/episodes/{episode_id}")
+    @router.get("/episodes/{episode_id}", responses=error_responses(404, 422))
     async def trajectory(episode_id: str) -> Response:
         return await _answer(orch.trajectory(episode_id))
 
-    @router.delete("/episodes/{episode_id}")
+    @router.delete("/episodes/{episode_id}", responses=error_responses(404, 422, 503))
     async def delete(episode_id: str) -> Response:
         return await _answer(orch.delete(episode_id))
 
@@ -102,7 +105,12 @@ def episode_router(orch: Orchestrator, settings: Settings) -> APIRouter:
 
 def admin_router(orch: Orchestrator, settings: Settings) -> APIRouter:
     """The grader's view: never reachable without the admin token."""
-    router = APIRouter(prefix="/admin", dependencies=[Depends(admin_guard(settings))], tags=["admin"])
+    router = APIRouter(
+        prefix="/admin",
+        dependencies=[Depends(admin_guard(settings))],
+        tags=["admin"],
+        responses=error_responses(401),
+    )
 
     async def summaries() -> dict[str, Any]:
         out = []
@@ -123,15 +131,15 @@ def admin_router(orch: Orchestrator, settings: Settings) -> APIRouter:
     async def list_episodes() -> Response:
         return await _answer(summaries())
 
-    @router.get("/episodes/{episode_id}/state")
+    @router.get("/episodes/{episode_id}/state", responses=error_responses(404, 422, 503))
     async def state(episode_id: str) -> Response:
         return await _answer(orch.state_dump(episode_id))
 
-    @router.get("/episodes/{episode_id}/task")
+    @router.get("/episodes/{episode_id}/task", responses=error_responses(404, 422))
     async def task_of(episode_id: str) -> Response:
         return await _answer(orch.task_of(episode_id))
 
-    @router.post("/tasks")
+    @router.post("/tasks", status_code=201, responses=error_responses(*_BODY, 409))
     async def add_tasks(body: list[Task]) -> Response:
         for task in body:
             try:
@@ -140,7 +148,7 @@ def admin_router(orch: Orchestrator, settings: Settings) -> APIRouter:
                 return json_response({"detail": str(exc)}, http_status(exc))
         return json_response({"tasks": len(orch.tasks)}, 201)
 
-    @router.post("/reap")
+    @router.post("/reap", responses=error_responses(400, 413, 503))
     async def reap() -> Response:
         return await _answer(_count(orch.reap()))
 
@@ -159,8 +167,11 @@ def _services_router(orch: Orchestrator) -> APIRouter:
     async def services() -> Response:
         return json_response(await _summaries(orch))
 
-    @router.get("/services/{service}/tools")
+    @router.get("/services/{service}/tools", responses=error_responses(404, 422, 503))
     async def tools(service: str) -> Response:
+        if not orch.directory.has(service):  # a path naming no mounted service: not found
+            return json_response({"detail": f"unknown service '{service[:64]}'"}, 404)
+
         async def load() -> list[dict[str, Any]]:
             return await orch.directory.get(service).tool_schemas()
 
@@ -203,6 +214,7 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
     orch.outcomes = board  # the board scores only what this orchestrator graded
     app.state.on_exit = [*getattr(app.state, "on_exit", []), board.close_waiters]  # run_asgi: on SIGTERM
     app.include_router(groups_router(board, settings.group_timeout_max_s))
+    _name_services_in_schema(app, orch)
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
@@ -221,6 +233,25 @@ def install(app: FastAPI, orch: Orchestrator, settings: Settings) -> EpisodeMcp:
 
     app.router.lifespan_context = lifespan
     return mcp
+
+
+def _name_services_in_schema(app: FastAPI, orch: Orchestrator) -> None:
+    """``POST /episodes``' ``services`` lists the services this orchestrator can fork, in its
+    OpenAPI, when that set is closed: a schema-valid open is one the orchestrator can serve
+    (an unknown name is a 422)."""
+    if not orch.directory.closed():
+        return
+    base = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        doc = base()
+        prop = doc.get("components", {}).get("schemas", {}).get("OpenRequest", {}).get("properties", {})
+        for option in prop.get("services", {}).get("anyOf", []):
+            if option.get("type") == "array":
+                option["items"] = {"type": "string", "enum": sorted(orch.directory.names())}
+        return doc
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 async def _reap_forever(orch: Orchestrator) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from orchestrator.errors import InvalidRequest, TaskNotFound
+from orchestrator.errors import InvalidRequest, TaskConflict, TaskNotFound
 from orchestrator.models import Task
 
 __all__ = ["TaskFileError", "TaskRegistry", "dump_tasks", "read_tasks", "scan_tasks", "write_tasks"]
@@ -125,7 +125,7 @@ class TaskRegistry:
 
     def add(self, task: Task) -> None:
         if task.id in self._tasks and self._tasks[task.id] != task:
-            raise InvalidRequest(f"two different tasks share the id '{task.id}'")
+            raise TaskConflict(f"two different tasks share the id '{task.id}'")
         self._tasks[task.id] = task
 
     def get(self, task_id: str) -> Task:

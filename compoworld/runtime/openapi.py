@@ -58,6 +58,22 @@ def _style(tool: ToolDef, arg: str) -> dict[str, Any]:
     return {}
 
 
+_NOT_HONOURED = "Not honoured by this service ({reason}): a value other than the default is refused (422)."
+
+
+def _honest(tool: ToolDef, arg: str, schema: Any) -> Any:
+    """The schema of ``arg`` as this service takes it: a list parameter the service refuses
+    (``ListBinding.refused``: an option it cannot interpret, a filter on no field it holds)
+    admits only its default, or nothing when it has none (``"not": {}``), and says why."""
+    refused = tool.listing.refused if tool.listing is not None else {}
+    if arg not in refused:
+        return schema
+    note = _NOT_HONOURED.format(reason=refused[arg])
+    if isinstance(schema, dict) and "default" in schema:
+        return {"const": schema["default"], "default": schema["default"], "description": note}
+    return {"not": {}, "description": note}
+
+
 def _parameters(tool: ToolDef) -> list[dict[str, Any]]:
     props = tool.input_schema.get("properties") or {}
     required = set(tool.input_schema.get("required") or [])
@@ -66,6 +82,7 @@ def _parameters(tool: ToolDef) -> list[dict[str, Any]]:
         where = tool.arg_locations.get(arg, "body")
         if where not in ("path", "query", "header"):
             continue
+        schema = _honest(tool, arg, schema)
         param: dict[str, Any] = {
             "name": arg if where == "path" else tool.wire_names.get(arg, arg),
             "in": where,
@@ -87,7 +104,7 @@ def _request_body(tool: ToolDef) -> dict[str, Any] | None:
     body = {a: s for a, s in props.items() if tool.arg_locations.get(a, "body") == "body"}
     if not body:
         return None
-    wire = {tool.wire_names.get(a, a): s for a, s in body.items()}
+    wire = {tool.wire_names.get(a, a): _honest(tool, a, s) for a, s in body.items()}
     body_schema: dict[str, Any] = {"type": "object", "properties": wire, "additionalProperties": False}
     needed = [tool.wire_names.get(a, a) for a in body if a in required]
     if needed:
