@@ -263,3 +263,37 @@ def test_the_nested_service_passes_the_conformance_checker(nested: ServiceRuntim
     """Including a patterned read's unknown-id check (an unknown key in the key's own format)."""
     report = asyncio.run(verify_runtime(nested))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+# -- a lookup whose answer is a view of the row's fields, without its key (opto22's style) ------------
+
+
+def _view_doc() -> dict[str, Any]:
+    io = {"type": "object", "properties": {"name": {"type": "string"}, "value": {"type": "number"}}}
+    value = {"type": "object", "properties": {"value": {"type": "number"}}}
+    name = _param("ioName")
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Views", "version": "1"},
+        "paths": {
+            "/ios/analogInputs": {
+                "get": {"operationId": "readAnalogInputs", "responses": _ok({"type": "array", "items": io})}
+            },
+            "/ios/analogInputs/{ioName}/eu": {
+                "get": {"operationId": "readAnalogInputEu", "parameters": [name], "responses": _ok(value)}
+            },
+        },
+    }
+
+
+def test_a_lookup_answering_one_field_of_the_row_passes_the_checker(tmp_path: Path) -> None:
+    spec = tmp_path / "views.json"
+    spec.write_text(json.dumps(_view_doc()))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tool = {t.name: t for t in rt.manifest.tools}["readAnalogInputEu"]
+    assert tool.backend == "action" and tool.action is not None and tool.action.kind == "lookup"
+    row = rt.select(None, "analog_input")[0]
+    got = call(rt, "v1", tool.name, {"ioName": row["id"]})
+    assert got["success"] and got["data"].get("value") == row["value"], (got, row)
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

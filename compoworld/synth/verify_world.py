@@ -14,6 +14,7 @@ id nobody showed or created is not found, and a simulated create's id reads back
 
 from __future__ import annotations
 
+import json
 from typing import Any, Protocol
 
 from jsonschema import Draft202012Validator
@@ -237,6 +238,21 @@ def _unknown_key(tool: ToolDef, entity: EntityDef, held: set[str]) -> Any:
     return key
 
 
+def _same_row(tool: ToolDef, got: dict[str, Any], row: dict[str, Any], entity: EntityDef) -> bool:
+    """Whether an answer is the addressed row: its key, or where the body carries no key (a view of
+    one field, ``GET /analogInputs/{ioName}/eu`` -> ``{"value": 2.5}``), every column the body
+    shows (an absent field is a null column)."""
+    if entity.pk in got:
+        return str(got[entity.pk]) == str(row[entity.pk])
+    shown = [c for c in (tool.shape.fields or got) if c in row]
+    return bool(shown) and all(_text(got.get(c)) == _text(row[c]) for c in shown)
+
+
+def _text(value: Any) -> str:
+    """A value as text (``"42"`` and ``42`` agree: an int64 read as a string is the same value)."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
 async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
     """A read action answers from the row it addresses, changes nothing, and an unknown id is not found."""
     entity = _entity(ck.rt, action.target)
@@ -247,8 +263,7 @@ async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
         data = await ck.expect_ok(episode, tool, args)
         if action.returns == "row":
             found = tool.rows_in(data) or []
-            seen = found[0][1].get(entity.pk) if len(found) == 1 else None
-            if str(seen) != str(rows[0][entity.pk]):
+            if len(found) != 1 or not _same_row(tool, found[0][1], rows[0], entity):
                 raise CheckFailure(
                     f"{tool.name} on {entity.name} '{rows[0][entity.pk]}' answered another row"
                 )
