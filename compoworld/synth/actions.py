@@ -286,6 +286,33 @@ def _path_row(tool: ToolSpec, target: Target, inference: EntityInference) -> Tar
     return target
 
 
+def _body_row(
+    tool: ToolSpec, target: Target, verb: Verb, rest: list[str], inference: EntityInference
+) -> Target:
+    """``POST /v1/SubscriptionsApi/Disable {serial}``, ``/updateAccountHolderState
+    {accountHolderCode}``: an argument that is the key of the entity the operation names (by the
+    key's own name, not a bare ``id``) addresses the row the path does not."""
+    noun = (
+        [w for w in rest[: rest.index(stop)]]
+        if (stop := next((w for w in rest if w in _STOP), None))
+        else rest
+    )
+    named = [inference.entity(entity_name("_".join(noun[:k]))) for k in range(len(noun), 0, -1)]
+    candidates = [*named, inference.entity(target.entity), _entity_from_path(tool, inference)]
+    scalars = [p for p in tool.params if json_type(p.json_schema) in ("string", "integer", None)]
+    for entity in candidates:
+        pk = entity.column(entity.pk) if entity is not None else None
+        if entity is None or pk is None:
+            continue
+        own = match_key(pk.source_name or pk.name)
+        names = {match_key(entity.name + "_id")} | ({own} if own != "id" else set())
+        found = [p for p in scalars if match_key(p.original_name or p.name) in names]
+        if len(found) == 1:
+            parents = dict(target.parent_params)
+            return Target(entity.name, "action", pk_param=found[0].name, parent_params=parents)
+    return target
+
+
 def _addressed(target: Target, tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
     entity = inference.entity(target.entity)
     if entity is None and target.pk_param is not None:
@@ -418,6 +445,8 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
     if found is None:
         raise Unbound("the operation's verb names no state change")
     name, verb, rest = found
+    if target.pk_param is None and verb.kind != "insert":
+        target = _body_row(tool, target, verb, rest, inference)
     if target.pk_param is not None:
         return _on_row(name, verb, rest, tool, target, inference)
     if verb.kind != "insert":
