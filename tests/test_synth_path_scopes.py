@@ -297,3 +297,110 @@ def test_a_lookup_answering_one_field_of_the_row_passes_the_checker(tmp_path: Pa
     assert got["success"] and got["data"].get("value") == row["value"], (got, row)
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+# -- an action whose body names the row by the entity's own key ---------------------------------------
+
+
+def _body_row_doc() -> dict[str, Any]:
+    sub = {
+        "type": "object",
+        "required": ["serial"],
+        "properties": {
+            "serial": {"type": "string"},
+            "name": {"type": "string"},
+            "status": {"type": "string", "enum": ["active", "disabled"]},
+        },
+    }
+    ref = {"$ref": "#/components/schemas/Subscription"}
+    by_serial = {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["serial"],
+                    "properties": {"serial": {"type": "string"}},
+                }
+            }
+        },
+    }
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Subs", "version": "1"},
+        "paths": {
+            "/subscriptions": {
+                "post": {
+                    "operationId": "createSubscription",
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": ref}}},
+                    "responses": _ok(ref),
+                },
+                "get": {
+                    "operationId": "listSubscriptions",
+                    "responses": _ok({"type": "array", "items": ref}),
+                },
+            },
+            "/subscriptions/{serial}": {
+                "get": {
+                    "operationId": "getSubscription",
+                    "parameters": [_param("serial")],
+                    "responses": _ok(ref),
+                }
+            },
+            "/subscriptions/disable": {
+                "post": {
+                    "operationId": "disableSubscription",
+                    "requestBody": by_serial,
+                    "responses": _ok(ref),
+                }
+            },
+        },
+        "components": {"schemas": {"Subscription": sub}},
+    }
+
+
+def test_an_action_addressed_by_a_body_key_moves_that_row(tmp_path: Path) -> None:
+    spec = tmp_path / "subs.json"
+    spec.write_text(json.dumps(_body_row_doc()))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tool = {t.name: t for t in rt.manifest.tools}["disableSubscription"]
+    assert tool.backend == "action" and tool.pk_arg == "serial", tool.simulated_reason
+    made = call(rt, "b1", "createSubscription", {"serial": "S-1", "name": "Gold", "status": "active"})
+    assert made["success"], made
+    assert call(rt, "b1", "disableSubscription", {"serial": "S-1"})["success"]
+    assert call(rt, "b1", "getSubscription", {"serial": "S-1"})["data"]["status"] == "disabled"
+    missing = call(rt, "b1", "disableSubscription", {"serial": "nobody"})
+    assert not missing["success"] and missing["error"]["code"] == "not_found", missing
+
+
+def test_a_nested_enum_no_value_of_which_fits_its_length_is_left_out_of_the_seed(tmp_path: Path) -> None:
+    """Adyen declares ``gender: enum [MALE, FEMALE, UNKNOWN], maxLength: 1``: no seed value is valid."""
+    gender = {"type": "string", "enum": ["MALE", "FEMALE", "UNKNOWN"], "maxLength": 1}
+    holder = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string"},
+            "details": {"type": "object", "properties": {"first": {"type": "string"}, "gender": gender}},
+        },
+    }
+    ref = {"$ref": "#/components/schemas/Holder"}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Holders", "version": "1"},
+        "paths": {
+            "/holders": {
+                "get": {"operationId": "listHolders", "responses": _ok({"type": "array", "items": ref})}
+            },
+            "/holders/{code}": {
+                "get": {"operationId": "getHolder", "parameters": [_param("code")], "responses": _ok(ref)}
+            },
+        },
+        "components": {"schemas": {"Holder": holder}},
+    }
+    spec = tmp_path / "holders.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    rows = rt.select(None, "holder")
+    assert rows and all("gender" not in (r["details"] or {}) for r in rows), rows[:2]
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

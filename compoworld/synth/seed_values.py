@@ -592,6 +592,8 @@ def json_value(
                 if value is not None or _nullable(props[k]):  # a member without an IBAN: leave it out
                     out[k] = value
         return out
+    if _unsatisfiable(schema):  # ``enum: [MALE, FEMALE]`` with ``maxLength: 1``: no value is valid
+        return None
     scoped = _in_scope(name, schema, scope, ctx)
     if scoped is not None:
         return scoped
@@ -614,6 +616,20 @@ def _rank(key: str) -> int:
     """Which nested fields to fill first: money and quantities, then identity and place, then ids."""
     words = set(split_words(key))
     return next((i for i, group in enumerate(_RANKED) if words & group), len(_RANKED))
+
+
+def _unsatisfiable(schema: dict[str, Any]) -> bool:
+    """Whether a text enum's every value breaks the field's own length bounds (the member is left out)."""
+    values = schema.get("enum")
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        return False
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    fits = [
+        v
+        for v in values
+        if not (isinstance(high, int) and len(v) > high) and not (isinstance(low, int) and len(v) < low)
+    ]
+    return not fits
 
 
 def _nullable(schema: dict[str, Any]) -> bool:
