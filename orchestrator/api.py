@@ -90,7 +90,12 @@ class OpenRequest(BaseModel):
     seed: int = Field(
         default=0, description="Orders services and tools; agents derive their randomness from it."
     )
-    group_id: str | None = Field(default=None, description="RL group (all rollouts of one prompt).")
+    group_id: str | None = Field(
+        default=None,
+        max_length=256,
+        description="RL group (all rollouts of one prompt, e.g. verl's uid); the group board counts the "
+        "group's opened rollouts, and the episode reports to this group only.",
+    )
     rollout_idx: int = Field(default=0, ge=0, description="Index of the rollout within its group.")
     max_steps: int | None = Field(
         default=None, ge=1, le=1000, description="Tool-calling turns before termination."

@@ -39,9 +39,9 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Annotated, Protocol
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Path
 from pydantic import BaseModel, Field, create_model
 
 from compoworld.errors import CompoWorldError
@@ -81,7 +81,7 @@ class GroupRewardRequest(BaseModel):
     """One rollout's report to its group."""
 
     episode_id: str = Field(
-        min_length=1, description="Episode that produced the verdicts (unique in the group)."
+        min_length=1, max_length=256, description="Episode that produced the verdicts (unique in the group)."
     )
     verdicts: list[bool] | None = Field(
         default=None,
@@ -505,7 +505,9 @@ def groups_router(board: RewardBoard, timeout_max_s: float = 900.0) -> APIRouter
     responses[404]["description"] = "No ended episode of that id"
     responses[409]["description"] = "Verdicts not the orchestrator's, another group's episode, or a conflict"
 
-    async def post_group_reward(group_id: str, body: GroupRewardRequest) -> GroupRewardResponse:
+    async def post_group_reward(
+        group_id: Annotated[str, Path(max_length=256)], body: GroupRewardRequest
+    ) -> GroupRewardResponse:
         """Report an ended episode to its group; answers once the group is complete or the timeout
         passes. The verdicts are the orchestrator's own grading of the episode, never the caller's."""
         if body.timeout_s > timeout_max_s:

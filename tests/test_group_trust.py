@@ -96,6 +96,16 @@ async def test_an_episode_opened_in_a_group_reports_to_that_group_only(client: h
     assert own.status_code == 200 and own.json()["group_complete"]
 
 
+async def test_group_and_episode_ids_are_bounded_in_length(client: httpx.AsyncClient) -> None:
+    long = "g" * 257
+    opened = await client.post("/episodes", json={"task_id": "t-create", "group_id": long})
+    assert opened.status_code == 422
+    assert (await client.post(f"/groups/{long}/reward", json=_report("e", 2))).status_code == 422
+    assert (await client.post("/groups/g/reward", json=_report("e" * 257, 2))).status_code == 422
+    fits = await client.post("/episodes", json={"task_id": "t-create", "group_id": "g" * 256})
+    assert fits.status_code == 201
+
+
 async def test_the_verdicts_are_the_orchestrator_s_grading_never_the_caller_s(
     client: httpx.AsyncClient,
 ) -> None:
