@@ -29,6 +29,11 @@ One interface, two stores:
   the write, then ``DEL`` of the lock only if it still holds this turn's token). A second write
   in the same turn sends the held one first; a read after a write sends it first too.
 
+  The scripts go out on ``ScriptLane``: redis-py's connections and retry policy, without its
+  per-command machinery, and each answers one string (the record, its log length and the new
+  tail as one JSON array) rather than a nested reply, so a turn's store cost is mostly the two
+  round trips themselves.
+
 The handlers take ``lock(id)`` around a turn and ``put`` after every change.
 """
 
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import time
@@ -47,7 +53,14 @@ from typing import Any, Protocol
 from orchestrator.errors import EpisodeBusy, EpisodeConflict
 from orchestrator.lifecycle import EpisodeRecord, record_from_json, record_to_json
 
-__all__ = ["EpisodeStore", "InMemoryEpisodeStore", "RedisEpisodeStore", "store_errors", "store_from_url"]
+__all__ = [
+    "EpisodeStore",
+    "InMemoryEpisodeStore",
+    "RedisEpisodeStore",
+    "ScriptLane",
+    "store_errors",
+    "store_from_url",
+]
 
 log = logging.getLogger(__name__)
 
@@ -152,32 +165,33 @@ def store_errors() -> Iterator[None]:
         raise EpisodeBusy(f"the episode store did not answer ({type(exc).__name__}: {exc}); retry") from exc
 
 
-# KEYS: ep, log.  ARGV: messages the reader holds.  -> {record JSON or false, log length, new tail}
-_GET = """
-local raw = redis.call('HGET', KEYS[1], 'r')
-if not raw then return {false, 0, {}} end
-local held = tonumber(ARGV[1])
-local n = redis.call('LLEN', KEYS[2])
-if n < held then held = 0 end
-return {raw, n, redis.call('LRANGE', KEYS[2], held, -1)}
+# The record and the log tail, as one string (one bulk reply, nothing nested to parse):
+# "<log length>\n<record JSON>\n[<message>,<message>...]". Neither the length nor the record's
+# JSON holds a newline; the tail is the log's own JSON texts made one JSON array.
+_READ = """
+local function read(ep, log_, held)
+  local raw = redis.call('HGET', ep, 'r')
+  if not raw then return '' end
+  local n = redis.call('LLEN', log_)
+  if n < held then held = 0 end
+  return n .. '\\n' .. raw .. '\\n[' .. table.concat(redis.call('LRANGE', log_, held, -1), ',') .. ']'
+end
 """
 
+# KEYS: ep, log.  ARGV: messages the reader holds.  -> the read ("" when there is no record)
+_GET = _READ + "return read(KEYS[1], KEYS[2], tonumber(ARGV[1]))\n"
+
 # KEYS: lock, ep, log.  ARGV: token, lease ms, messages the reader holds.
-#   -> {0} (held by another) or {1, record JSON or false, log length, new tail}
-_LOCK_GET = """
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
-local raw = redis.call('HGET', KEYS[2], 'r')
-if not raw then return {1, false, 0, {}} end
-local held = tonumber(ARGV[3])
-local n = redis.call('LLEN', KEYS[3])
-if n < held then held = 0 end
-return {1, raw, n, redis.call('LRANGE', KEYS[3], held, -1)}
-"""
+#   -> "0" (held by another) or "1" followed by the read ("1" alone: no record)
+_LOCK_GET = _READ + (
+    "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return '0' end\n"
+    "return '1' .. read(KEYS[2], KEYS[3], tonumber(ARGV[3]))\n"
+)
 
 # A write (the version check, the record, new messages, the live/done index), then the lock's
 # release if it still holds ``token`` (a write outside a turn sends "", which no lock holds).
 # KEYS: ep, log, live, done, lock.  ARGV: token, expected version, record JSON, terminal (0/1),
-# score, messages...  -> {put ok, version now, released}
+# score, messages...  -> "<put ok> <version now> <released>"
 _PUT_RELEASE = """
 local ok, version = 1, tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if version ~= tonumber(ARGV[2]) then
@@ -196,7 +210,7 @@ else
 end
 local released = 0
 if redis.call('GET', KEYS[5]) == ARGV[1] then released = redis.call('DEL', KEYS[5]) end
-return {ok, version, released}
+return ok .. ' ' .. version .. ' ' .. released
 """
 
 # KEYS: lock.  ARGV: token.
@@ -210,6 +224,110 @@ _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 """
+
+
+class _Script:
+    """A Lua script by its SHA1 (what ``EVALSHA`` names) and its source (``EVAL`` once it is not cached)."""
+
+    __slots__ = ("sha", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source.encode()
+        self.sha = hashlib.sha1(self.source).hexdigest().encode()  # how Redis names scripts
+
+
+def _arg(value: Any) -> bytes:
+    """One argument as Redis gets it (redis-py's own encoding: numbers by ``repr``, text as UTF-8)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    return repr(value).encode()
+
+
+def _packed(*parts: bytes) -> bytes:
+    out = [b"*%d\r\n" % len(parts)]
+    for part in parts:
+        out += (b"$%d\r\n" % len(part), part, b"\r\n")
+    return b"".join(out)
+
+
+class ScriptLane:
+    """The store's scripts sent on connections of its own: packed here, the answer read straight
+    off the connection.
+
+    A turn makes two script calls; through ``redis.asyncio.Redis`` each also pays for the pool's
+    lock, the retry wrapper, metrics hooks and response callbacks, which cost more CPU than the
+    call itself on loopback (docs/performance.md). The lane keeps redis-py's connections (made by
+    the client's pool: the URL's host, database, password and TLS) and its retry policy; a
+    connection that failed or was cancelled mid-call is disconnected by redis-py and reconnects
+    on its next use. It holds at most the pool's ``max_connections``; beyond them a call waits for
+    one up to a ``BlockingConnectionPool``'s ``timeout`` (as the store's own pool does), or fails
+    at once over a plain pool. ``calls`` counts the script calls made (a turn's round trips).
+    """
+
+    def __init__(self, client: Any) -> None:
+        self.pool = client.connection_pool
+        self.limit = int(getattr(self.pool, "max_connections", 0) or 256)
+        self.wait_s: float | None = getattr(self.pool, "timeout", None)  # None: a plain pool's refusal
+        self._idle: list[Any] = []
+        self._slots = asyncio.Semaphore(self.limit)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.calls = 0
+
+    async def _take(self) -> Any:
+        from redis.exceptions import ConnectionError, MaxConnectionsError
+
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # connections (and waiters) belong to the loop they were made in
+            self._idle, self._slots, self._loop = [], asyncio.Semaphore(self.limit), loop
+        if not self._slots.locked():
+            await self._slots.acquire()  # free: taken without waiting
+        elif self.wait_s is None:
+            raise MaxConnectionsError("Too many connections")
+        else:
+            try:
+                async with asyncio.timeout(self.wait_s):
+                    await self._slots.acquire()
+            except TimeoutError:
+                raise ConnectionError("No connection available.") from None
+        return self._idle.pop() if self._idle else self.pool.make_connection()
+
+    def _give(self, conn: Any) -> None:
+        if asyncio.get_running_loop() is self._loop:
+            self._idle.append(conn)
+            self._slots.release()
+
+    async def __call__(self, script: _Script, keys: list[str], args: list[Any]) -> Any:
+        """``EVALSHA`` (``EVAL`` when Redis has not cached the script), redis-py's reply parsing."""
+        from redis.exceptions import NoScriptError
+
+        tail = [str(len(keys)).encode(), *(k.encode() for k in keys), *(_arg(a) for a in args)]
+        conn = await self._take()
+        self.calls += 1
+        try:
+            try:
+                return await self._send(conn, _packed(b"EVALSHA", script.sha, *tail))
+            except NoScriptError:  # a restarted or flushed Redis: EVAL caches it again
+                return await self._send(conn, _packed(b"EVAL", script.source, *tail))
+        finally:
+            self._give(conn)
+
+    async def _send(self, conn: Any, packed: bytes) -> Any:
+        async def once() -> Any:
+            await conn.send_packed_command(packed, check_health=False)
+            return await conn.read_response()
+
+        async def failed(error: Exception) -> None:
+            await conn.disconnect()
+
+        return await conn.retry.call_with_retry(once, failed)
+
+    async def aclose(self) -> None:
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                await conn.disconnect()
 
 
 class _Write:
@@ -253,10 +371,9 @@ class RedisEpisodeStore:
         self.prefix = prefix
         self.lease_s = lease_s
         self.turn_limit_s = turn_limit_s
-        self._get = client.register_script(_GET)
-        self._lock_get = client.register_script(_LOCK_GET)
-        self._put_release = client.register_script(_PUT_RELEASE)
-        self._release = client.register_script(_RELEASE)
+        self.lane = ScriptLane(client)  # the per-turn scripts, off redis-py's command machinery
+        self._get, self._lock_get = _Script(_GET), _Script(_LOCK_GET)
+        self._put_release, self._release = _Script(_PUT_RELEASE), _Script(_RELEASE)
         self._renew_script = client.register_script(_RENEW)
         self._turns: dict[str, _Turn] = {}
         self._logs: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
@@ -294,19 +411,20 @@ class RedisEpisodeStore:
             await self._flush(turn)
         held = self._logs.get(episode_id, [])
         with store_errors():
-            raw, length, tail = await self._get(
-                keys=[self._key("ep", episode_id), self._key("log", episode_id)], args=[len(held)]
+            read = await self.lane(
+                self._get, [self._key("ep", episode_id), self._key("log", episode_id)], [len(held)]
             )
-        return self._decode(episode_id, held, raw, length, tail)
+        return self._decode(episode_id, held, read)
 
-    def _decode(
-        self, episode_id: str, held: list[dict[str, Any]], raw: Any, length: int, tail: list[bytes]
-    ) -> EpisodeRecord | None:
-        if not raw:
+    def _decode(self, episode_id: str, held: list[dict[str, Any]], read: bytes) -> EpisodeRecord | None:
+        """The record from a ``_READ`` answer (empty: none), its log completed from ``held``."""
+        if not read:
             self._logs.pop(episode_id, None)
             return None
-        start = length - len(tail)  # len(held), or 0 when the log was read whole
-        log_ = [*held[:start], *(json.loads(m) for m in tail)]
+        length, raw, new = read.split(b"\n", 2)
+        tail: list[dict[str, Any]] = json.loads(new)
+        start = int(length) - len(tail)  # len(held), or 0 when the log was read whole
+        log_ = [*held[:start], *tail]
         self._remember(episode_id, log_)
         rec = record_from_json(raw, list(log_))
         rec.logged = len(rec.messages)
@@ -370,8 +488,8 @@ class RedisEpisodeStore:
         """One write now, outside a lock's release (its token "" matches no lock)."""
         keys = [*self._put_keys(write.record.id), self._key("lock", write.record.id)]
         with store_errors():
-            ok, stored, _ = await self._put_release(keys=keys, args=["", *write.args, *write.new])
-        self._written(write, bool(ok), int(stored))
+            ok, stored, _ = _outcome(await self.lane(self._put_release, keys, ["", *write.args, *write.new]))
+        self._written(write, ok, stored)
 
     async def pop(self, episode_id: str) -> EpisodeRecord | None:
         with store_errors():
@@ -441,9 +559,9 @@ class RedisEpisodeStore:
         while True:
             held = self._logs.get(episode_id, [])
             with store_errors():
-                out = await self._lock_get(keys=keys, args=[turn.token, int(self.lease_s * 1000), len(held)])
-            if out[0]:
-                turn.read, turn.fresh = self._decode(episode_id, held, out[1], int(out[2]), out[3]), True
+                out = await self.lane(self._lock_get, keys, [turn.token, int(self.lease_s * 1000), len(held)])
+            if out[:1] == b"1":
+                turn.read, turn.fresh = self._decode(episode_id, held, out[1:]), True
                 return turn
             if wait_s <= 0 or time.monotonic() > stop:
                 busy = f"the episode stayed busy for {wait_s:g} s (another replica holds its turn)"
@@ -457,17 +575,17 @@ class RedisEpisodeStore:
         lock_key = self._key("lock", episode_id)
         with store_errors():
             if write is None:
-                released = await self._release(keys=[lock_key], args=[turn.token])
+                released = await self.lane(self._release, [lock_key], [turn.token])
             else:
                 keys = [*self._put_keys(episode_id), lock_key]
-                ok, stored, released = await self._put_release(
-                    keys=keys, args=[turn.token, *write.args, *write.new]
+                ok, stored, released = _outcome(
+                    await self.lane(self._put_release, keys, [turn.token, *write.args, *write.new])
                 )
         if not released:  # the lease ran out: another turn may hold it now; the version check fenced us
             log.warning("the turn lock of episode %s had expired at release", episode_id[:8])
         if write is not None:
             try:
-                self._written(write, bool(ok), int(stored))
+                self._written(write, ok, stored)
             except EpisodeConflict:
                 if not quiet:
                     raise
@@ -492,7 +610,14 @@ class RedisEpisodeStore:
                 return
 
     async def aclose(self) -> None:
+        await self.lane.aclose()
         await self.redis.aclose()
+
+
+def _outcome(answer: bytes) -> tuple[bool, int, int]:
+    """``_PUT_RELEASE``'s answer: whether the write was made, the version now, whether the lock was let go."""
+    ok, version, released = answer.split()
+    return ok == b"1", int(version), int(released)
 
 
 def store_from_url(url: str | None, **kwargs: Any) -> EpisodeStore:

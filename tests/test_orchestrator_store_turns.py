@@ -8,6 +8,7 @@ sees the write; and a step through a replica costs exactly two store calls.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,7 +18,7 @@ import redis.asyncio as aioredis
 
 from orchestrator.api import OpenRequest
 from orchestrator.errors import EpisodeConflict
-from orchestrator.store import RedisEpisodeStore
+from orchestrator.store import RedisEpisodeStore, ScriptLane, _Script
 from tests.orchestrator_fixture import task_create
 from tests.redis_fixture import redis_server
 from tests.test_orchestrator_store import mesh, replica, turn
@@ -131,9 +132,51 @@ async def test_a_step_through_a_replica_costs_two_store_calls(
         return await original(*args, **kwargs)
 
     client.execute_command = counting
+    lane = orch.store.lane
+    before = lane.calls
     try:
         out = await orch.step(eid, turn("crm__listContacts", {"limit": 1}))
     finally:
         client.execute_command = original
     assert out.state == "running"
-    assert calls == ["EVALSHA", "EVALSHA"], calls  # lock + read, write + release
+    assert calls == [], calls  # nothing through redis-py's command path ...
+    assert lane.calls - before == 2  # ... and two scripts on the store's lane: lock + read, write + release
+
+
+async def test_a_lane_call_cut_mid_answer_leaves_no_stale_reply_behind(redis_server: str) -> None:
+    """A script call cancelled after it was sent (its reply still on the wire) must not hand that
+    reply to the next call on the same connection: redis-py disconnects it, the next call reconnects."""
+    client = aioredis.Redis.from_url(redis_server)
+    lane = ScriptLane(client)
+    slow = _Script(
+        "local t = redis.call('TIME'); while true do local n = redis.call('TIME');"
+        " if (n[1] - t[1]) * 1000000 + (n[2] - t[2]) > 200000 then break end end; return 'slow'"
+    )
+    echo = _Script("return ARGV[1]")
+    try:
+        assert await lane(echo, [], ["warm"]) == b"warm"  # EVALSHA: NOSCRIPT, then EVAL
+        call = asyncio.ensure_future(lane(slow, [], []))
+        await asyncio.sleep(0.05)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        for word in ("a", "b", "c"):
+            assert await lane(echo, [], [word]) == word.encode()
+        assert lane.calls == 5
+    finally:
+        await lane.aclose()
+        await client.aclose()
+
+
+async def test_a_lane_beyond_its_connections_waits_for_one_on_a_blocking_pool(redis_server: str) -> None:
+    store = RedisEpisodeStore.from_url(redis_server, prefix=uuid.uuid4().hex)  # blocking, 256
+    store.lane.limit = 4
+    store.lane._slots = asyncio.Semaphore(4)
+    store.lane._loop = asyncio.get_running_loop()
+    echo = _Script("return ARGV[1]")
+    try:
+        answers = await asyncio.gather(*(store.lane(echo, [], [str(i)]) for i in range(40)))
+        assert answers == [str(i).encode() for i in range(40)]
+        assert len(store.lane._idle) <= 4
+    finally:
+        await store.aclose()
