@@ -35,10 +35,12 @@ async def evaluate(
     *,
     registry: CriterionRegistry | None = None,
 ) -> list[Verdict]:
-    """One verdict per criterion, in order; checks run concurrently (remote readers overlap their reads)."""
+    """One verdict per criterion, in order; checks run concurrently when the reader is remote (they
+    overlap their reads), one after another in-process (nothing to overlap, and a task per check
+    costs more than most checks)."""
     reg = registry or criterion_registry
-    if len(criteria) == 1:
-        return [await _one(criteria[0], reader, answer, reg)]
+    if len(criteria) == 1 or not getattr(reader, "remote", True):
+        return [await _one(c, reader, answer, reg) for c in criteria]
     return list(await asyncio.gather(*(_one(c, reader, answer, reg) for c in criteria)))
 
 

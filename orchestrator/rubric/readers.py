@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.rubric.base import CriterionError
@@ -84,18 +84,25 @@ class SeedCache:
         self.by_history = by_history
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._by_raw: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
+        self._by_key: dict[tuple[str, str], tuple[int, dict[Any, tuple[tuple[Any, ...], Any]]]] = {}
         self._text: dict[tuple[str, str], str] = {}
         #: canonical text of a seed row, by ``id`` (seed rows live as long as the cache, so ids are theirs)
         self._row_text: dict[int, str] = {}
         self._texted: set[tuple[str, str]] = set()
         self._keys: dict[tuple[str, str, str, Callable[[Any], Hashable]], frozenset[Any]] = {}
         self._hash: dict[str, str] = {}
+        self._parts: dict[str, list[bytes]] = {}
+        self._prefix: dict[tuple[str, int], Any] = {}
         #: results of implemented read tools on a service nobody has written to yet in the episode, by
         #: (service, tool, today, canonical arguments): the same call on the same seed returns the same data
         self.reads: Bounded = Bounded(200_000)
         #: results of implemented writes by (service, today, write history before it, tool, canonical
         #: arguments), and the open sessions whose forks hold a known history (``orchestrator.tasks.execute``)
         self.writes: Bounded = Bounded(50_000)
+        #: id -> (item, its JSON text) of dumped results (the item is held, so the id stays its own)
+        self._items: Bounded = Bounded(20_000)
+        #: id(episode) -> (episode, (log length, day), its write history)
+        self._histories: Bounded = Bounded(4_096)
         self.live: list[Any] = []
         #: rows of a changed table by (service, write history, table); the state hash by (service, history, None)
         self.states: Bounded = Bounded(20_000)
@@ -114,6 +121,24 @@ class SeedCache:
             raw = runtime.store.seed_view().conn.execute(spec.sql_all).fetchall()
             self._by_raw[key] = dict(zip(raw, self.rows(runtime, table), strict=True))
         return self._by_raw[key]
+
+    def by_key(
+        self, runtime: ServiceRuntime, table: str
+    ) -> tuple[int, dict[Any, tuple[tuple[Any, ...], Any]]]:
+        """(the key's position in a stored row, stored key -> (stored seed row, its decoded row)).
+
+        Finding a seed row by its key and comparing the stored tuples is the same test as looking the
+        whole tuple up, without hashing every value of every row.
+        """
+        key = (runtime.name, table)
+        if key not in self._by_key:
+            spec = runtime.store.tables[table]
+            at = spec.column_names.index(spec.pk)
+            self._by_key[key] = (
+                at,
+                {raw[at]: (raw, row) for raw, row in self.by_raw(runtime, table).items()},
+            )
+        return self._by_key[key]
 
     def keys(
         self, runtime: ServiceRuntime, table: str, pk: str, key: Callable[[Any], Hashable]
@@ -145,6 +170,63 @@ class SeedCache:
             for row in self.rows(runtime, table):
                 known[id(row)] = _canonical(row)
         return "[" + ",".join(known.get(id(r)) or _canonical(r) for r in rows) + "]"
+
+    def hash_with(self, runtime: ServiceRuntime, changed: Mapping[str, str]) -> str:
+        """The state hash of the seed with these tables' canonical texts in place of theirs.
+
+        The same sha256 as over the whole text (``{"table":[rows],...}``), fed in pieces: the seed's
+        own pieces are encoded once per run, and the hash of the part before the first changed table
+        is kept and copied instead of recomputed.
+        """
+        names = sorted(self.tables(runtime))
+        if runtime.name not in self._parts:
+            self._parts[runtime.name] = [f"{_canonical(t)}:{self.text(runtime, t)}".encode() for t in names]
+        parts = self._parts[runtime.name]
+        first = min(names.index(t) for t in changed)
+        key = (runtime.name, first)
+        if key not in self._prefix:
+            prefix = hashlib.sha256(b"{")
+            for part in parts[:first]:
+                prefix.update(part)
+                prefix.update(b",")
+            self._prefix[key] = prefix
+        digest = self._prefix[key].copy()
+        last = len(names) - 1
+        for i in range(first, len(names)):
+            text = changed.get(names[i])
+            digest.update(parts[i] if text is None else f"{_canonical(names[i])}:{text}".encode())
+            digest.update(b"," if i < last else b"}")
+        return digest.hexdigest()
+
+    def history(self, runtime: ServiceRuntime, episode_id: str) -> str | None:
+        """``write_history``, kept per episode while its write log does not grow (the gold run's forks are
+        read by every solution that shares them)."""
+        episode = runtime.store.episodes.get(episode_id)
+        if episode is None:
+            return None
+        kept = self._histories.get(id(episode))
+        if kept is not None and kept[0] is episode and kept[1] == (len(episode.write_log), episode.today):
+            return cast(str | None, kept[2])
+        text = write_history(runtime, episode_id)
+        self._histories[id(episode)] = (episode, (len(episode.write_log), episode.today), text)
+        return text
+
+    def dump_text(self, value: Any) -> str:
+        """``json.dumps(value, default=str)``; of a list, its items' texts joined, each kept by identity.
+
+        Tool results are shared (and never changed) across the runs of a task and across tasks, so a
+        dump of one run's results mostly re-joins texts already written.
+        """
+        if not isinstance(value, list):
+            return json.dumps(value, default=str)
+        out = []
+        for item in value:
+            kept = self._items.get(id(item))
+            if kept is None or kept[0] is not item:
+                kept = (item, json.dumps(item, default=str))
+                self._items[id(item)] = kept
+            out.append(kept[1])
+        return "[" + ", ".join(out) + "]"
 
     def state_hash(self, runtime: ServiceRuntime) -> str:
         if runtime.name not in self._hash:
@@ -207,6 +289,7 @@ class RuntimeStateReader:
         self.cache = cache or SeedCache()
         self._tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
         self._hashes: dict[str, str] = {}
+        self._histories: dict[str, str | None] = {}
 
     def _runtime(self, service: str) -> ServiceRuntime:
         runtime = self.runtimes.get(service)
@@ -261,17 +344,13 @@ class RuntimeStateReader:
         eid, dirty = self._dirty(runtime)
         if not dirty:
             return self.cache.state_hash(runtime)
-        history = write_history(runtime, eid) if eid is not None and self.cache.by_history else None
+        history = self._history(runtime, eid)
         key = (runtime.name, history, None)
         value = self.cache.states.get(key) if history is not None else None
         if value is None:
             tables = await self.tables(service)
-            parts = [
-                f"{_canonical(t)}:"
-                + (self.cache.rows_text(runtime, t, tables[t]) if t in dirty else self.cache.text(runtime, t))
-                for t in sorted(tables)
-            ]
-            value = hashlib.sha256(("{" + ",".join(parts) + "}").encode()).hexdigest()
+            changed = {t: self.cache.rows_text(runtime, t, tables[t]) for t in dirty if t in tables}
+            value = self.cache.hash_with(runtime, changed) if changed else self.cache.state_hash(runtime)
             if history is not None:
                 self.cache.states[key] = value
         self._hashes[service] = value
@@ -288,11 +367,17 @@ class RuntimeStateReader:
             }
         return self._tables[service]
 
+    def _history(self, runtime: ServiceRuntime, episode_id: str | None) -> str | None:
+        """``write_history`` of the episode in this service, once per reader (it does not change under it)."""
+        if episode_id is None or not self.cache.by_history:
+            return None
+        if runtime.name not in self._histories:
+            self._histories[runtime.name] = self.cache.history(runtime, episode_id)
+        return self._histories[runtime.name]
+
     def _read(self, runtime: ServiceRuntime, episode_id: str | None, table: str) -> list[dict[str, Any]]:
         """A changed table's rows; a row still stored exactly as in the seed is the seed's own dict."""
-        history = (
-            write_history(runtime, episode_id) if episode_id is not None and self.cache.by_history else None
-        )
+        history = self._history(runtime, episode_id)
         key = (runtime.name, history, table)
         if history is not None:
             kept = self.cache.states.get(key)
@@ -302,9 +387,12 @@ class RuntimeStateReader:
         if spec is None or episode_id is None:
             rows = runtime.select(episode_id, table, None)
         else:
-            seed = self.cache.by_raw(runtime, table)
+            at, seed = self.cache.by_key(runtime, table)
             raw = runtime.store.get(episode_id).conn.execute(spec.sql_all).fetchall()
-            rows = [seed.get(r) or spec.decode(r) for r in raw]
+            rows = []
+            for r in raw:
+                found = seed.get(r[at])
+                rows.append(found[1] if found is not None and found[0] == r else spec.decode(r))
         if history is not None:
             self.cache.states[key] = rows
         return list(rows)

@@ -235,7 +235,8 @@ class TaskGenerator:
                 raise DraftRejected("gold call count out of bounds")
             services = sorted(set(draft.services))
             distractors = self._distractors(rng, services)
-            session.open(services)
+            if not opts.reuse:  # the reference forks every touched service; reuse reads the seed where
+                session.open(services)  # nothing was written (the same rows, unforked)
             reader = session.reader()
             writes, skipped = self._writes(draft)
             rubric = await build_rubric(

@@ -177,8 +177,12 @@ async def answer_for(
     style: AnswerStyle = "plain",
     rng: random.Random | None = None,
     dump: Any = None,
+    encode: Callable[[Any], str] | None = None,
 ) -> str:
-    """The final answer a solution gives: every asked-for value, written in ``style``."""
+    """The final answer a solution gives: every asked-for value, written in ``style``.
+
+    ``encode`` writes the ``dump`` style's JSON (``json.dumps(dump, default=str)``; a cache may keep the
+    text of results it has seen)."""
     parts: list[tuple[str, str]] = []
     specs = [s for s in rubric if s.kind in ("answer_value", "answer_row_field", "answer_contains")]
     off_index = (rng or random.Random(0)).randrange(len(specs)) if specs and style == "off" else -1
@@ -204,7 +208,8 @@ async def answer_for(
         parts.append((str(p.get("what") or ""), text))
     if style == "dump":
         values = "; ".join(t for _, t in parts)
-        return json.dumps(dump, default=str) + (f" {values}" if values else "")
+        text = encode(dump) if encode is not None else json.dumps(dump, default=str)
+        return text + (f" {values}" if values else "")
     if style == "paraphrase":
         return "All done. " + " ".join(f"{w[:1].upper() + w[1:] if w else 'Value'}: {t}." for w, t in parts)
     return "Done. " + "; ".join(t for _, t in parts) if parts else "Done."

@@ -197,7 +197,9 @@ async def run_solution(
     shared = base is not None and _same_calls(solution.calls[: len(base.calls)], base.calls)
     if base is not None and shared and len(solution.calls) == len(base.calls):
         reader = base.reader
-        answer = await answer_for(task.rubric, reader, solution.answer, ctx.rng, dump=list(base.results))
+        answer = await answer_for(
+            task.rubric, reader, solution.answer, ctx.rng, dump=list(base.results), encode=cache.dump_text
+        )
         verdicts = await evaluate(task.rubric, reader, answer)
     else:
         parent = base.session if base is not None and shared else None
@@ -210,7 +212,9 @@ async def run_solution(
                 out = await session.call(call.service, call.tool, call.args)
                 results.append(out.data if out.success else {"code": out.code, "message": out.message})
             reader = session.reader()
-            answer = await answer_for(task.rubric, reader, solution.answer, ctx.rng, dump=results)
+            answer = await answer_for(
+                task.rubric, reader, solution.answer, ctx.rng, dump=results, encode=cache.dump_text
+            )
             verdicts = await evaluate(task.rubric, reader, answer)
     done = complete(verdicts)
     detail = _first_failure(verdicts) if not done else (solution.note or "completed")
