@@ -120,9 +120,11 @@ def _is_entity(k: _Key) -> bool:
     return any(o.resp is None or o.resp.is_list for o in lists)
 
 
-def _score(k: _Key) -> tuple[int, int]:
+def _score(k: _Key) -> tuple[int, int, int]:
+    """Strongest first: most CRUD methods, then the plainer path (``/templates`` keeps the name
+    ``template`` and ``/designer/templates`` qualifies, whichever the document lists first)."""
     crud = len(k.methods("item")) + len(k.methods("collection") & {"GET", "POST"})
-    return (-crud, k.first)
+    return (-crud, k.key.count("/"), k.first)
 
 
 def _schema_vote(k: _Key) -> str | None:
