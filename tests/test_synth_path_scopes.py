@@ -404,3 +404,94 @@ def test_a_nested_enum_no_value_of_which_fits_its_length_is_left_out_of_the_seed
     assert rows and all("gender" not in (r["details"] or {}) for r in rows), rows[:2]
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+def test_the_plainer_of_two_same_named_collections_keeps_the_name(tmp_path: Path) -> None:
+    """doqs lists ``/designer/templates`` before ``/templates``, each with its own schema and full CRUD:
+    ``/templates`` is ``template`` and the designer's collection qualifies, in either order."""
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    for prefix, schema in (("/designer", "DesignerTemplate"), ("", "Template")):
+        ref = {"$ref": f"#/components/schemas/{schema}"}
+        body = {"required": True, "content": {"application/json": {"schema": ref}}}
+        paths[f"{prefix}/templates"] = {
+            "get": {"operationId": f"list{schema}", "responses": _ok({"type": "array", "items": ref})},
+            "post": {"operationId": f"create{schema}", "requestBody": body, "responses": _ok(ref)},
+        }
+        paths[f"{prefix}/templates/{{id}}"] = {
+            "get": {"operationId": f"get{schema}", "parameters": [_param("id")], "responses": _ok(ref)},
+            "put": {
+                "operationId": f"update{schema}",
+                "parameters": [_param("id")],
+                "requestBody": body,
+                "responses": _ok(ref),
+            },
+        }
+        schemas[schema] = {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, f"{schema.lower()}_name": {"type": "string"}},
+        }
+    doc = {"openapi": "3.0.3", "info": {"title": "Docs", "version": "1"}, "paths": paths}
+    doc["components"] = {"schemas": schemas}
+    spec = tmp_path / "docs.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tools = {t.name: t for t in rt.manifest.tools}
+    for schema, entity in (("Template", "template"), ("DesignerTemplate", "designer_template")):
+        for verb in ("list", "create", "get", "update"):
+            tool = tools[f"{verb}{schema}"]
+            assert (tool.backend, tool.entity) == ("implemented", entity), (tool.name, tool.simulated_reason)
+
+
+def test_an_id_literal_before_an_item_parameter_addresses_the_collection_before_it() -> None:
+    shape = parse_path("/v1/company/id/{companyId}")
+    assert (shape.kind, shape.resource, shape.item_param) == ("item", "company", "companyId")
+    assert parse_path("/v1/company/url/{website}").resource != "company"  # a website is no company key
+
+
+def test_a_required_list_argument_with_a_default_is_served_at_it_and_refused_otherwise(
+    tmp_path: Path,
+) -> None:
+    """BBC iBL's ``availability`` (required, default ``available``) names no field: the list serves
+    the default and refuses any other value by name instead of being simulated."""
+    availability = {
+        "name": "availability",
+        "in": "query",
+        "required": True,
+        "schema": {"type": "string", "enum": ["all", "available"], "default": "available"},
+    }
+    ref = {"$ref": "#/components/schemas/Channel"}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Channels", "version": "1"},
+        "paths": {
+            "/channels": {
+                "get": {
+                    "operationId": "listChannels",
+                    "parameters": [availability],
+                    "responses": _ok({"type": "array", "items": ref}),
+                }
+            },
+            "/channels/{id}": {
+                "get": {"operationId": "getChannel", "parameters": [_param("id")], "responses": _ok(ref)}
+            },
+        },
+        "components": {
+            "schemas": {
+                "Channel": {
+                    "type": "object",
+                    "properties": {"id": {"type": "string"}, "title": {"type": "string"}},
+                }
+            }
+        },
+    }
+    spec = tmp_path / "channels.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tool = {t.name: t for t in rt.manifest.tools}["listChannels"]
+    assert tool.backend == "implemented", tool.simulated_reason
+    assert call(rt, "c1", tool.name, {"availability": "available"})["success"]
+    other = call(rt, "c1", tool.name, {"availability": "all"})
+    assert not other["success"] and "availability" in other["error"]["message"], other
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

@@ -117,6 +117,8 @@ _PARAM = re.compile(r"^\{([^{}]+)\}$")
 #: A response-format suffix on the last segment: ``/products.json``, ``/orders/{id}.xml``.
 _FORMAT_SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
 _VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$")
+#: Literals before an item parameter that say it is the key of the collection before them.
+_LOOKUP_WORDS = frozenset({"id", "uuid", "guid"})
 #: Last words of a path parameter's name that make it the key of what its other words name.
 _KEY_WORDS = frozenset({"id", "slug", "key", "uuid", "guid", "sid", "code"})
 
@@ -168,6 +170,15 @@ def _base_shape(segments: list[str]) -> PathShape:
     if coll_index < 0:
         return PathShape(kind="other")
     literal = segments[coll_index]
+    if (  # ``/company/id/{companyId}``: an item of ``company``, looked up by its key
+        item_param is not None
+        and literal.lower() in _LOOKUP_WORDS
+        and coll_index > 0
+        and _param(segments[coll_index - 1]) is None
+    ):
+        segments = [*segments[:coll_index], segments[-1]]
+        coll_index -= 1
+        literal = segments[coll_index]
     if _param(literal) is not None or "{" in literal or ":" in literal:
         return PathShape(kind="other")
     if literal.lower() in NON_RESOURCES or _VERSION.match(literal) or not split_words(literal):

@@ -135,6 +135,8 @@ class _Checker:
                 rows = self.rt.select(None, target.table) if target else []
                 if rows and target:
                     args[name] = rows[0][target.pk]
+            elif tool.listing is not None and name in tool.listing.refused and name in required:
+                args[name] = props[name].get("default")  # served only at its declared default
             elif name in required or (full and column is not None and not column.read_only):
                 args[name] = generate_value(props[name], rng, name)
         if tool.operation in ("list", "search"):
