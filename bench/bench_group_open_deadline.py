@@ -1,13 +1,17 @@
 """How long a group's waiters hang when siblings never opened, with the open deadline and without.
 
     .venv/bin/python bench/bench_group_open_deadline.py [--groups 200] [--n 8] [--opened 6]
-        [--timeout 10] [--deadline 2]
+        [--timeout 10] [--deadline 2] [--idle 2000]
 
 ``--groups`` groups of ``--n`` rollouts each, of which only ``--opened`` ever open (the rest: an
 open refused at capacity, a worker that died), all reporting at once with ``timeout_s``
 ``--timeout``; on the in-process board and on the Redis board (a ``redis-server`` on 127.0.0.1,
 Debian's package; the episode store's own client, as a replica's board has). Printed side by side: the slowest waiter's wait with ``group_open_deadline_s``
 off (every waiter holds its full timeout: the behaviour before) and on.
+
+A second table: the replica's CPU seconds while ``--idle`` reports wait ``--timeout`` on the Redis
+board for siblings that never come, reading the group every ``poll_s`` (as every waiter did
+before) against now (every ``10 * poll_s`` while the subscription holds).
 """
 
 from __future__ import annotations
@@ -50,6 +54,21 @@ async def slowest_wait(board: GroupBoard | RedisGroupBoard, args: argparse.Names
     return took, ",".join(sorted({a.reason for a in answers}))
 
 
+async def idle_cpu(client: object, args: argparse.Namespace, every_poll: bool) -> float:
+    """CPU seconds of this process while ``args.idle`` lone reports wait out ``args.timeout``."""
+    board = RedisGroupBoard(client, prefix=uuid.uuid4().hex, open_deadline_s=0)
+    if every_poll:
+        board._idle_poll_s = board._poll_s  # the behaviour before: a read every poll_s per waiter
+    await board._listen()
+    start = time.process_time()
+    await asyncio.gather(
+        *(board.reward(f"i{i}", f"i{i}-e0", [True], 2, args.timeout) for i in range(args.idle))
+    )
+    took = time.process_time() - start
+    await board.aclose()
+    return took
+
+
 async def main(args: argparse.Namespace) -> None:
     table = Table(title=f"{args.groups} groups, {args.opened} of {args.n} opened, timeout_s {args.timeout}")
     for col in ("board", "deadline off (s)", "deadline on (s)", "on / off", "reasons (off | on)"):
@@ -63,8 +82,16 @@ async def main(args: argparse.Namespace) -> None:
             off, why_off = await slowest_wait(make(0.0), args)
             on, why_on = await slowest_wait(make(args.deadline), args)
             table.add_row(name, f"{off:.2f}", f"{on:.2f}", f"{on / off:.2f}x", f"{why_off} | {why_on}")
+        before = await idle_cpu(client, args, every_poll=True)
+        now = await idle_cpu(client, args, every_poll=False)
         await client.aclose()
-    Console(width=140).print(table)
+    console = Console(width=140)
+    console.print(table)
+    cpu = Table(title=f"Redis board: CPU of {args.idle} waiters over timeout_s {args.timeout}")
+    for col in ("read every poll_s (s)", "read every 10 poll_s while subscribed (s)", "now / before"):
+        cpu.add_column(col)
+    cpu.add_row(f"{before:.2f}", f"{now:.2f}", f"{now / before:.2f}x")
+    console.print(cpu)
 
 
 if __name__ == "__main__":
@@ -74,5 +101,6 @@ if __name__ == "__main__":
     parser.add_argument("--opened", type=int, default=6)
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--deadline", type=float, default=2.0)
+    parser.add_argument("--idle", type=int, default=2000)
     logging.disable(logging.WARNING)  # one "scored alone" warning per waiter otherwise
     asyncio.run(main(parser.parse_args()))

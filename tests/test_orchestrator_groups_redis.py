@@ -11,6 +11,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -172,6 +173,34 @@ async def test_a_waiter_that_misses_the_publication_still_completes(replicas: li
     await b.reward("g5", "e1", [False], 2, 10.0)
     out = await waiting
     assert out.group_complete and time.monotonic() - start < 2.0
+
+
+async def test_while_subscribed_a_waiter_reads_rarely_yet_sees_a_completion_it_was_not_told_of(
+    redis_server: str,
+) -> None:
+    client = aioredis.Redis.from_url(redis_server)
+    prefix = uuid.uuid4().hex
+    board = RedisGroupBoard(client, prefix=prefix, poll_s=0.1)  # safety reads every 1 s when subscribed
+    reads = 0
+    real_read = board._read
+
+    async def counted(group_id: str) -> Any:
+        nonlocal reads
+        reads += 1
+        return await real_read(group_id)
+
+    board._read = counted  # type: ignore[method-assign]
+    waiting = asyncio.create_task(board.reward("g", "e0", [True], 2, 30.0))
+    await asyncio.sleep(1.5)
+    assert 1 <= reads <= 4  # every poll_s (0.1 s) it would have been 15
+    await client.hset(
+        f"{prefix}:grpr:g", "e1", "[false]"
+    )  # completed behind the board's back: no publication
+    start = time.monotonic()
+    out = await asyncio.wait_for(waiting, 10)
+    assert out.group_complete and time.monotonic() - start < 2.5
+    await board.aclose()
+    await client.aclose()
 
 
 async def test_the_board_follows_the_episode_store(redis_server: str) -> None:
