@@ -539,3 +539,27 @@ def test_every_orchestrator_limit_is_a_chart_value_that_reaches_the_orchestrator
 def test_a_bad_orchestrator_limit_is_refused_by_the_schema(limits: dict[str, Any]) -> None:
     with pytest.raises(helm_python.HelmValuesError):
         render({"services": ["a_svc"], "orchestrator": {"limits": limits}})
+
+
+def test_service_pod_limits_reach_every_service_pod_and_share_the_orchestrator_s_edge_limits() -> None:
+    def pod_env(values: dict[str, Any]) -> list[dict[str, str]]:
+        docs, _ = render(
+            {"services": ["a_svc", "b_svc", "c_svc"], "packing": {"servicesPerPod": 2}, **values}
+        )
+        check_objects(docs)
+        deps = service_deployments(docs)
+        assert len(deps) == 2
+        return [{e["name"]: e["value"] for e in container(d)["env"] if "value" in e} for d in deps]
+
+    names = ("COMPOWORLD_MAX_EPISODES", "COMPOWORLD_MAX_PAYLOAD_BYTES", "COMPOWORLD_MAX_JSON_DEPTH")
+    assert all(not set(names) & set(env) for env in pod_env({}))  # defaults: nothing set
+    orchestrator = {"limits": {"maxPayloadBytes": 1048576, "maxJsonDepth": 32, "maxLive": 9}}
+    for env in pod_env({"orchestrator": orchestrator, "workload": {"limits": {"maxEpisodes": 33554432}}}):
+        assert env["COMPOWORLD_MAX_EPISODES"] == "33554432"  # a whole number, no exponent
+        assert env["COMPOWORLD_MAX_PAYLOAD_BYTES"] == "1048576" and env["COMPOWORLD_MAX_JSON_DEPTH"] == "32"
+        assert "COMPOWORLD_MAX_LIVE" not in env  # the orchestrator's own limits stay there
+    own = {"limits": {"maxPayloadBytes": 2097152}}
+    for env in pod_env({"orchestrator": orchestrator, "workload": own}):
+        assert env["COMPOWORLD_MAX_PAYLOAD_BYTES"] == "2097152" and env["COMPOWORLD_MAX_JSON_DEPTH"] == "32"
+    with pytest.raises(helm_python.HelmValuesError):
+        render({"services": ["a_svc"], "workload": {"limits": {"maxLive": 5}}})

@@ -147,3 +147,21 @@ livenessProbe:
 {{- . -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The limits of a service pod: workload.limits, where the payload and depth limits left empty
+take the orchestrator's (one limit at every edge: a call the orchestrator lets through is not
+refused by the service behind it). */}}
+{{- define "compoworld.serviceLimitsEnv" -}}
+{{- $own := .Values.workload.limits | default dict -}}
+{{- $orch := .Values.orchestrator.limits | default dict -}}
+{{- range $key := list "maxEpisodes" "maxPayloadBytes" "maxJsonDepth" }}
+{{- $value := get $own $key -}}
+{{- if and (eq (toString $value) "") (has $key (list "maxPayloadBytes" "maxJsonDepth")) -}}
+{{- $value = get $orch $key -}}
+{{- end -}}
+{{- if ne (toString $value) "" }}
+- name: {{ printf "COMPOWORLD_%s" (snakecase $key | upper) }}
+  value: {{ include "compoworld.envNumber" $value | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
