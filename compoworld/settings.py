@@ -81,7 +81,10 @@ class Settings(BaseSettings):
         default=1800.0, description="Idle episodes are reaped after this many seconds."
     )
     max_episodes: int = Field(
-        default=20000, description="Per service; the oldest idle episode is reaped beyond it."
+        default=20000,
+        ge=1,
+        description="Forks one service holds at most (expired ones are reaped first); a new fork beyond "
+        "it is refused (503), a live one is never evicted.",
     )
     max_payload_bytes: int = Field(
         default=DEFAULT_MAX_BYTES,

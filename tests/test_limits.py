@@ -58,6 +58,9 @@ async def test_an_episode_wall_clock_beyond_a_day_is_refused(library: tuple[Path
         ["--max-live", "0"],
         ["--max-request-bytes", "0"],
         ["--max-trajectory-bytes", "0"],
+        ["--max-episodes", "0"],
+        ["--group-open-deadline-s", "-1"],
+        ["--max-json-depth", "1"],
     ],
     ids=str,
 )
