@@ -201,3 +201,16 @@ async def test_the_orchestrator_counts_its_opens_and_reads_the_deadline_from_set
         assert resp.status_code == 200, resp.text
         assert resp.json()["reason"] == NOT_OPENED and resp.json()["fallback"]
         assert time.monotonic() - start < 10.0
+
+
+async def test_opens_counted_on_one_replica_end_the_wait_on_another(redis_server: str) -> None:
+    prefix = uuid.uuid4().hex
+    clients = [aioredis.Redis.from_url(redis_server) for _ in range(2)]
+    opener, waiter = (RedisGroupBoard(c, prefix=prefix, poll_s=0.2, open_deadline_s=0.5) for c in clients)
+    await _opened(opener, "g", "e0", "e1")
+    both = await asyncio.gather(_timed(waiter.reward("g", "e0", [True], 3, 600.0)),
+                                _timed(opener.reward("g", "e1", [False], 3, 600.0)))  # fmt: skip
+    assert all(r.reason == NOT_OPENED and took < 5.0 for r, took in both)
+    for board, client in ((opener, clients[0]), (waiter, clients[1])):
+        await board.aclose()
+        await client.aclose()
