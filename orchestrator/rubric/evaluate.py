@@ -12,14 +12,26 @@ import math
 from collections.abc import Sequence
 
 from orchestrator.models import CriterionSpec, Verdict
-from orchestrator.rubric.base import CriterionError, CriterionRegistry, StateReader, criterion_registry
+from orchestrator.rubric.base import (
+    Criterion,
+    CriterionError,
+    CriterionRegistry,
+    StateReader,
+    criterion_registry,
+)
 
 __all__ = ["Rubric", "complete", "evaluate", "rubric_score"]
 
 
-async def _one(spec: CriterionSpec, reader: StateReader, answer: str, registry: CriterionRegistry) -> Verdict:
+async def _one(
+    spec: CriterionSpec,
+    reader: StateReader,
+    answer: str,
+    registry: CriterionRegistry,
+    built: Criterion | None = None,
+) -> Verdict:
     try:
-        criterion = registry.build(spec)
+        criterion = built if built is not None else registry.build(spec)
         passed, detail = await criterion.check(reader, spec.service, answer)
     except (CriterionError, LookupError) as exc:
         passed, detail = False, f"cannot be checked: {exc}"
@@ -34,14 +46,19 @@ async def evaluate(
     answer: str,
     *,
     registry: CriterionRegistry | None = None,
+    built: Sequence[Criterion] | None = None,
 ) -> list[Verdict]:
     """One verdict per criterion, in order; checks run concurrently when the reader is remote (they
     overlap their reads), one after another in-process (nothing to overlap, and a task per check
-    costs more than most checks)."""
+    costs more than most checks). ``built``: the criteria already built from these specs, in order
+    (a verifier grading many runs of one task builds them once)."""
     reg = registry or criterion_registry
+    objs: Sequence[Criterion | None] = built if built is not None else [None] * len(criteria)
     if len(criteria) == 1 or not getattr(reader, "remote", True):
-        return [await _one(c, reader, answer, reg) for c in criteria]
-    return list(await asyncio.gather(*(_one(c, reader, answer, reg) for c in criteria)))
+        return [await _one(c, reader, answer, reg, b) for c, b in zip(criteria, objs, strict=True)]
+    return list(
+        await asyncio.gather(*(_one(c, reader, answer, reg, b) for c, b in zip(criteria, objs, strict=True)))
+    )
 
 
 def rubric_score(verdicts: Sequence[Verdict]) -> float:

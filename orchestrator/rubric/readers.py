@@ -86,6 +86,7 @@ class SeedCache:
         self._by_raw: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
         self._by_key: dict[tuple[str, str], tuple[int, dict[Any, tuple[tuple[Any, ...], Any]]]] = {}
         self._text: dict[tuple[str, str], str] = {}
+        self._tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
         #: canonical text of a seed row, by ``id`` (seed rows live as long as the cache, so ids are theirs)
         self._row_text: dict[int, str] = {}
         self._texted: set[tuple[str, str]] = set()
@@ -156,7 +157,11 @@ class SeedCache:
         return self._text[key]
 
     def tables(self, runtime: ServiceRuntime) -> dict[str, list[dict[str, Any]]]:
-        return {t: self.rows(runtime, t) for t in [*sorted(runtime.store.tables), ACTION_LOG]}
+        """Every seed table's rows (a new dict of the cached lists: graders ask for it on every pass)."""
+        if runtime.name not in self._tables:
+            names = [*sorted(runtime.store.tables), ACTION_LOG]
+            self._tables[runtime.name] = {t: self.rows(runtime, t) for t in names}
+        return dict(self._tables[runtime.name])
 
     def rows_text(self, runtime: ServiceRuntime, table: str, rows: list[dict[str, Any]]) -> str:
         """``_canonical(rows)`` of a changed table, the seed's own rows among them encoded once per run.

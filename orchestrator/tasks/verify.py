@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from compoworld.runtime.service import ServiceRuntime
 from orchestrator.models import Task, Verdict, WalkStep
-from orchestrator.rubric.base import CriterionError, criterion_registry
+from orchestrator.rubric.base import Criterion, CriterionError, criterion_registry
 from orchestrator.rubric.evaluate import complete, evaluate
 from orchestrator.rubric.readers import RuntimeStateReader, SeedCache
 from orchestrator.tasks.execute import Session
@@ -188,6 +188,7 @@ async def run_solution(
     base: GoldRun | None = None,
     *,
     lazy: bool = True,
+    built: Sequence[Criterion] | None = None,
 ) -> SolutionOutcome:
     """Run a solution's calls on forks and grade its final state and answer.
 
@@ -200,7 +201,7 @@ async def run_solution(
         answer = await answer_for(
             task.rubric, reader, solution.answer, ctx.rng, dump=list(base.results), encode=cache.dump_text
         )
-        verdicts = await evaluate(task.rubric, reader, answer)
+        verdicts = await evaluate(task.rubric, reader, answer, built=built)
     else:
         parent = base.session if base is not None and shared else None
         rest = solution.calls[len(base.calls) :] if base is not None and shared else solution.calls
@@ -215,14 +216,18 @@ async def run_solution(
             answer = await answer_for(
                 task.rubric, reader, solution.answer, ctx.rng, dump=results, encode=cache.dump_text
             )
-            verdicts = await evaluate(task.rubric, reader, answer)
+            verdicts = await evaluate(task.rubric, reader, answer, built=built)
     done = complete(verdicts)
     detail = _first_failure(verdicts) if not done else (solution.note or "completed")
     return SolutionOutcome(kind=solution.kind, family=solution.family, completed=done, detail=detail)
 
 
 async def _gold(
-    task: Task, session: Session, runtimes: Mapping[str, ServiceRuntime], hashes: bool
+    task: Task,
+    session: Session,
+    runtimes: Mapping[str, ServiceRuntime],
+    hashes: bool,
+    built: Sequence[Criterion] | None = None,
 ) -> tuple[list[str], GoldRun]:
     reasons: list[str] = []
     steps = task_steps(task)
@@ -240,7 +245,7 @@ async def _gold(
     ):
         reasons.append("replayed gold calls return different results than recorded")
     reader = session.reader()
-    verdicts = await evaluate(task.rubric, reader, await answer_for(task.rubric, reader))
+    verdicts = await evaluate(task.rubric, reader, await answer_for(task.rubric, reader), built=built)
     reasons += [f"gold replay fails {v.id} ({v.kind}): {v.detail}" for v in verdicts if not v.passed]
     for svc, expected in sorted(task.expected_state_hash.items()) if hashes else ():
         if svc in runtimes and await reader.state_hash(svc) != expected:
@@ -267,11 +272,12 @@ async def check_task(
     reasons = _structure(task, runtimes)
     if reasons:
         return TaskCheck(task_id=task.id, valid=False, reasons=reasons)
+    built = [criterion_registry.build(spec) for spec in task.rubric]  # once for all the task's runs
     with Session(
         runtimes, f"verify:{task.id}:gold", task.today, cache, lazy=reuse, skip_known_writes=False
     ) as session:  # the gold replay runs every write: it must reproduce the recorded results itself
-        reasons, gold = await _gold(task, session, runtimes, hashes)
-        noop = await evaluate(task.rubric, RuntimeStateReader(runtimes, None, cache), "")
+        reasons, gold = await _gold(task, session, runtimes, hashes, built)
+        noop = await evaluate(task.rubric, RuntimeStateReader(runtimes, None, cache), "", built=built)
         if all(v.passed for v in noop if v.label == "no_op_fail"):
             reasons.append("doing nothing passes every no_op_fail criterion")
         reasons += [
@@ -294,7 +300,7 @@ async def check_task(
                 if solution is None:
                     continue
                 outcome = await run_solution(
-                    task, solution, runtimes, cache, ctx, gold if reuse else None, lazy=reuse
+                    task, solution, runtimes, cache, ctx, gold if reuse else None, lazy=reuse, built=built
                 )
                 check.outcomes.append(outcome)
                 if not outcome.as_expected:
