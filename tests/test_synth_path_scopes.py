@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from compoworld.runtime import ServiceRuntime
+from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.settings import Settings
 from compoworld.synth.build import build_service
 from compoworld.synth.paths import parse_path
@@ -493,5 +494,62 @@ def test_a_required_list_argument_with_a_default_is_served_at_it_and_refused_oth
     assert call(rt, "c1", tool.name, {"availability": "available"})["success"]
     other = call(rt, "c1", tool.name, {"availability": "all"})
     assert not other["success"] and "availability" in other["error"]["message"], other
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+def test_openapi_30_boolean_exclusive_bounds_are_bounds_not_the_number_one() -> None:
+    check = ArgsValidator(
+        {"properties": {"limit": {"type": "integer", "minimum": 0, "exclusiveMinimum": True, "maximum": 9}}}
+    )
+    assert check({"limit": 1}) == {"limit": 1}
+    with pytest.raises(ArgumentError):
+        check({"limit": 0})
+
+
+def test_a_sort_direction_named_sort_and_an_order_by_the_entity_itself_bind(tmp_path: Path) -> None:
+    """OpenAQ: ``sort`` (asc|desc) is the direction, ``order_by`` (default ``country``) the field, and
+    ``country`` on a country orders by its name; ``limit`` has ``exclusiveMinimum: true``."""
+    params = [
+        {
+            "name": "limit",
+            "in": "query",
+            "schema": {"type": "integer", "minimum": 0, "exclusiveMinimum": True},
+        },
+        {
+            "name": "sort",
+            "in": "query",
+            "schema": {"type": "string", "enum": ["asc", "desc"], "default": "asc"},
+        },
+        {
+            "name": "order_by",
+            "in": "query",
+            "schema": {"type": "string", "enum": ["country", "count"], "default": "country"},
+        },
+    ]
+    fields = {"code": {"type": "string"}, "name": {"type": "string"}, "count": {"type": "integer"}}
+    country = {"type": "object", "properties": fields}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Air", "version": "1"},
+        "paths": {
+            "/v2/countries": {
+                "get": {
+                    "operationId": "countries_get",
+                    "parameters": params,
+                    "responses": _ok({"type": "array", "items": {"$ref": "#/components/schemas/Country"}}),
+                }
+            }
+        },
+        "components": {"schemas": {"Country": country}},
+    }
+    spec = tmp_path / "air.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tool = rt.manifest.tools[0]
+    assert tool.backend == "implemented" and tool.listing is not None, tool.simulated_reason
+    assert (tool.listing.order_arg, tool.listing.sort_arg) == ("sort", "order_by")
+    names = [r["name"] for r in call(rt, "a1", tool.name, {"sort": "desc"})["data"]]
+    assert names == sorted(names, reverse=True), names
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

@@ -86,6 +86,8 @@ def sort_terms(entity: EntityDef, text: str) -> list[tuple[ColumnDef | None, boo
             out.append((column, low in _NEWEST))
         else:
             column = _column_named(entity, term)
+            if column is None and low == _key(entity.name):  # ``order_by=country`` on countries
+                column = entity.column(entity.label_column or entity.pk)
             if column is None:
                 return None
             out.append((column, desc))

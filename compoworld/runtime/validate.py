@@ -129,12 +129,36 @@ def _needs_deep_check(schema: dict[str, Any]) -> bool:
     return any(k in schema for k in _DEEP_KEYS)
 
 
+def _numeric_bounds(schema: Any) -> Any:
+    """OpenAPI 3.0's boolean ``exclusiveMinimum: true`` (beside ``minimum: 0``) as JSON Schema's numeric
+    bound, at every depth: jsonschema reads ``true`` as the number 1 and would refuse ``limit: 1``."""
+    if isinstance(schema, list):
+        return [_numeric_bounds(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if isinstance(out.get(key), bool):
+            flag = out.pop(key)
+            if flag and isinstance(out.get(bound), (int, float)) and not isinstance(out[bound], bool):
+                out[key] = out.pop(bound)
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: _numeric_bounds(v) for k, v in out[key].items()}
+    for key in (*_SUBSCHEMA_LISTS, *_SUBSCHEMA_ONE):
+        if key in out:
+            out[key] = _numeric_bounds(out[key])
+    return out
+
+
 def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     types, nullable = _types_of(schema)
     enum: list[Any] = schema["enum"] if isinstance(schema.get("enum"), list) else []
     enum_set = {repr(v) for v in enum} if enum else None
     # an upstream schema quirk (an invalid schema) leaves the type and enum checks standing
-    deep = schema_validator(json_schema_nullable(schema)) if _needs_deep_check(schema) else None
+    deep = (
+        schema_validator(json_schema_nullable(_numeric_bounds(schema))) if _needs_deep_check(schema) else None
+    )
     type_label = " or ".join(sorted(types)) or "any"
 
     def check(value: Any) -> None:

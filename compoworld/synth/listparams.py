@@ -239,9 +239,11 @@ class ListBinder:
             return self._operators(p, key)
         if self._paging(p, key):
             return None
-        if key in _SORT_KEYS and not (key == "order" and _enum_text(p) and _enum_text(p) <= _DIRECTIONS):
+        directions = bool(_enum_text(p)) and _enum_text(p) <= _DIRECTIONS  # ``sort: asc|desc``
+        if key in _SORT_KEYS and not directions:
             return self._sort(p)
-        if key in _ORDER_KEYS and (kind == "boolean" or not _enum_text(p) or _enum_text(p) & _DIRECTIONS):
+        ordering = key in _ORDER_KEYS or (key in _SORT_KEYS and directions)
+        if ordering and (kind == "boolean" or not _enum_text(p) or _enum_text(p) & _DIRECTIONS):
             self.listing.order_arg = p.name
             return None
         column = self.column(key)
