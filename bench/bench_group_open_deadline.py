@@ -1,13 +1,16 @@
 """How long a group's waiters hang when siblings never opened, with the open deadline and without.
 
     .venv/bin/python bench/bench_group_open_deadline.py [--groups 200] [--n 8] [--opened 6]
-        [--timeout 10] [--deadline 2] [--idle 2000]
+        [--timeout 10] [--deadline 2] [--idle 2000] [--held 20000] [--reports 4000]
 
 ``--groups`` groups of ``--n`` rollouts each, of which only ``--opened`` ever open (the rest: an
 open refused at capacity, a worker that died), all reporting at once with ``timeout_s``
 ``--timeout``; on the in-process board and on the Redis board (a ``redis-server`` on 127.0.0.1,
 Debian's package; the episode store's own client, as a replica's board has). Printed side by side: the slowest waiter's wait with ``group_open_deadline_s``
 off (every waiter holds its full timeout: the behaviour before) and on.
+
+A third table: the in-process board taking ``--reports`` lone reports while ``--held`` groups are
+held (opened), reaping on every report (as before) against at most once a second (now).
 
 A second table: the replica's CPU seconds while ``--idle`` reports wait ``--timeout`` on the Redis
 board for siblings that never come, reading the group every ``poll_s`` (as every waiter did
@@ -69,6 +72,21 @@ async def idle_cpu(client: object, args: argparse.Namespace, every_poll: bool) -
     return took
 
 
+class _ReapEveryReport(GroupBoard):
+    def _reap_soon(self, now: float) -> None:  # the behaviour before: a full pass per report or open
+        self.reap()
+
+
+async def report_cost(board: GroupBoard, args: argparse.Namespace) -> float:
+    """Seconds for ``args.reports`` lone reports while ``args.held`` groups are held."""
+    for g in range(args.held):
+        await board.record_open(f"h{g}", f"h{g}-e0")
+    start = time.perf_counter()
+    for g in range(args.reports):
+        await board.reward(f"h{g}", f"h{g}-e0", [True], 1, 0.0)
+    return time.perf_counter() - start
+
+
 async def main(args: argparse.Namespace) -> None:
     table = Table(title=f"{args.groups} groups, {args.opened} of {args.n} opened, timeout_s {args.timeout}")
     for col in ("board", "deadline off (s)", "deadline on (s)", "on / off", "reasons (off | on)"):
@@ -92,6 +110,12 @@ async def main(args: argparse.Namespace) -> None:
         cpu.add_column(col)
     cpu.add_row(f"{before:.2f}", f"{now:.2f}", f"{now / before:.2f}x")
     console.print(cpu)
+    every, lazy = await report_cost(_ReapEveryReport(), args), await report_cost(GroupBoard(), args)
+    reap = Table(title=f"In-process board: {args.reports} reports with {args.held} groups held")
+    for col in ("reap every report (s)", "reap at most once a second (s)", "now / before"):
+        reap.add_column(col)
+    reap.add_row(f"{every:.2f}", f"{lazy:.2f}", f"{lazy / every:.3f}x")
+    console.print(reap)
 
 
 if __name__ == "__main__":
@@ -102,5 +126,7 @@ if __name__ == "__main__":
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--deadline", type=float, default=2.0)
     parser.add_argument("--idle", type=int, default=2000)
+    parser.add_argument("--held", type=int, default=20000)
+    parser.add_argument("--reports", type=int, default=4000)
     logging.disable(logging.WARNING)  # one "scored alone" warning per waiter otherwise
     asyncio.run(main(parser.parse_args()))

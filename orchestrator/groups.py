@@ -212,6 +212,11 @@ class GroupBoard:
             del self._outcomes[eid]
         return stale
 
+    def _reap_soon(self, now: float) -> None:
+        """Reap at most once a second: a pass is O(groups), and reports and opens come by thousands."""
+        if now - self._reaped >= 1.0:
+            self.reap()
+
     async def record_outcome(
         self, episode_id: str, row: list[bool] | None, group_id: str | None = None
     ) -> None:
@@ -238,11 +243,10 @@ class GroupBoard:
     async def record_open(self, group_id: str, episode_id: str) -> None:
         """An episode of ``group_id`` opened: the board counts the group's rollouts that started.
 
-        Only a count and the latest open's time are kept; idle groups are reaped at most once a
-        second from here too, so opens nobody reports (an evaluation run) stay bounded."""
+        Only a count and the latest open's time are kept; idle groups are reaped from here too (at
+        most once a second), so opens nobody reports (an evaluation run) stay bounded."""
         now = self._clock()
-        if now - self._reaped >= 1.0:
-            self.reap()
+        self._reap_soon(now)
         group = self._groups.get(group_id)
         if group is None:
             group = self._groups[group_id] = _Group(expected_n=None, created=now, updated=now)
@@ -269,7 +273,7 @@ class GroupBoard:
         GroupConflictError when the report contradicts the group, ValueError on bad arguments.
         """
         check_report(expected_n, timeout_s, importance)
-        self.reap()
+        self._reap_soon(self._clock())
         row = None if (aborted or verdicts is None) else [bool(v) for v in verdicts]
         group = self._post(group_id, episode_id, row, expected_n, importance)
         loop = asyncio.get_running_loop()

@@ -172,6 +172,27 @@ async def test_idle_groups_are_reaped_after_ttl_but_not_while_waited_on() -> Non
     assert len(board) == 0
 
 
+async def test_reports_and_opens_reap_at_most_once_a_second() -> None:
+    now = [0.0]
+    board = GroupBoard(ttl_s=10.0, clock=lambda: now[0])
+    passes = 0
+    real_reap = board.reap
+
+    def counted() -> list[str]:
+        nonlocal passes
+        passes += 1
+        return real_reap()
+
+    board.reap = counted  # type: ignore[method-assign]
+    for i in range(500):  # within one second: no pass at all (a pass is O(groups))
+        await board.record_open(f"g{i}", f"e{i}")
+        await board.reward(f"g{i}", f"e{i}", [True], 1, 0.0)
+    assert passes == 0
+    now[0] += 11.0
+    await board.record_open("late", "e")
+    assert passes == 1 and "g0" not in board and "late" in board
+
+
 async def test_board_python_api_rejects_conflicts() -> None:
     board = GroupBoard()
     await board.reward("g", "e0", [True], expected_n=2, timeout_s=0.0, importance=[1.0])
