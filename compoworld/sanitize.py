@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -134,8 +135,31 @@ def load_json(raw: bytes | str, limits: Limits, what: str = "request body") -> A
         raise _bad(f"{what} is nested deeper than {limits.max_depth} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, an int over 4,300 digits
         raise InputRefused("invalid_json", f"{what} is not valid JSON: {exc}", syntax=True) from None
-    check_value(value, limits, what)
+    if not _plainly_clean(raw, limits.max_depth):
+        check_value(value, limits, what)
     return value
+
+
+#: ``\uD800``-``\uDFFF``: the only way ASCII JSON text can hold a lone surrogate
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _plainly_clean(raw: bytes | str, max_depth: int) -> bool:
+    """True when the text alone shows that ``check_value`` would find nothing in what it parsed to,
+    so the walk can be skipped: ASCII with no escape of a UTF-16 surrogate (no lone surrogate can
+    come out), and no more brackets than ``max_depth`` (no container nested that deep). Parsing
+    has already refused non-finite numbers. Anything else (non-ASCII text, surrogate escapes, many
+    brackets) is walked as before."""
+    if not raw.isascii():
+        return False
+    if isinstance(raw, str):
+        if _SURROGATE_ESCAPE.search(raw):
+            return False
+        return raw.count("[") + raw.count("{") <= max_depth
+    if _SURROGATE_ESCAPE_BYTES.search(raw):
+        return False
+    return raw.count(b"[") + raw.count(b"{") <= max_depth
 
 
 def dumps(value: Any) -> str:

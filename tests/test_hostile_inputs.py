@@ -84,6 +84,41 @@ def test_size_depth_and_finiteness_limits_are_configurable() -> None:
     check_value({"ok": ["é", 1.5, None, True]}, Limits())
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": "\\ud800"}',
+        '{"a": "\\uDFFF"}',
+        '{"\\udbff": 1}',
+        '["ok", "\\u00e9", "\\ud83d\\ude00"]',
+        '{"a": [[[[1]]]]}',
+        "[[[1]]]",
+        '{"a": "[[[[[["}',
+        '{"a": "caf\u00e9", "b": [[[1]]]}',
+        '{"a": 1.5, "b": -0.0, "c": 1e300}',
+        '"\\ud800"',
+    ],
+)
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_the_text_shortcut_refuses_exactly_what_the_walk_refuses(text: str, as_bytes: bool) -> None:
+    """``load_json`` skips the walk when the text shows it clean; the verdict is the walk's."""
+    raw: str | bytes = text.encode() if as_bytes else text
+    for depth in (2, 3, 4, 5, 64):
+        limits = Limits(max_depth=depth)
+        walked: object
+        try:
+            value = json.loads(text)
+            check_value(value, limits)
+            walked = value
+        except InputRefused as exc:
+            walked = exc.code
+        try:
+            got: object = load_json(raw, limits)
+        except InputRefused as exc:
+            got = exc.code
+        assert got == walked, (text, depth)
+
+
 def test_dumps_always_writes_utf8() -> None:
     line = dumps({"content": "bad \ud800 text", "score": float("nan"), "fine": "é"})
     line.encode("utf-8")
