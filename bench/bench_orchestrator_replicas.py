@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -37,11 +38,47 @@ from tests.replica_mesh import Driver, Mesh, mesh, rollout_script
 PER_EPISODE = 25
 
 
+def cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) a process has used so far; None where /proc cannot tell."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU used per call by each process of the mesh over a span: what latency hides on a loaded
+    machine (a hop waiting for a core) shows up here as time, not as noise."""
+
+    def __init__(self, pids: dict[str, list[int]]) -> None:
+        self.pids = pids
+        self.start = self._now()
+
+    def _now(self) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for name, pids in self.pids.items():
+            used = [cpu_s(p) for p in pids]
+            out[name] = None if any(u is None for u in used) else sum(u or 0.0 for u in used)
+        return out
+
+    def per_call(self, calls: dict[str, int]) -> dict[str, float | None]:
+        """Milliseconds of CPU per call since the meter started, ``calls`` per process group."""
+        end = self._now()
+        return {
+            name: None
+            if end[name] is None or self.start[name] is None
+            else 1e3 * ((end[name] or 0.0) - (self.start[name] or 0.0)) / calls[name]
+            for name in self.pids
+        }
+
+
 async def tool_call(
-    m: Mesh, http: httpx.AsyncClient, n: int, progress: Progress
-) -> tuple[float, float, float]:
+    m: Mesh, http: httpx.AsyncClient, n: int, progress: Progress, redis_pid: int | None = None
+) -> tuple[float, float, float, dict[str, float | None]]:
     """p50 seconds of (step through a random replica, step through the solo orchestrator, direct
-    service call), sent in turn so load changes hit all three alike.
+    service call), sent in turn so load changes hit all three alike, and the CPU milliseconds per
+    call of each process (replicas together, solo, the service pack, Redis) over the timed calls.
 
     A fresh episode every ``PER_EPISODE`` calls: episodes run at most 30 turns by default.
     """
@@ -53,7 +90,17 @@ async def tool_call(
     via, solo, straight = [], [], []
     task = progress.add_task("tool call: replica vs solo vs direct", total=n)
     eid = sid = ""
+    pids = {
+        "replicas": [p.pid for p in m.procs],
+        "solo": [m.others["solo"]],
+        "service": [m.others["services"]],
+    }
+    if redis_pid is not None:
+        pids["redis"] = [redis_pid]
+    meter = CpuMeter(pids)
     for i in range(n + 50):  # the first 50 of each warm up
+        if i == 50:
+            meter = CpuMeter(pids)
         if i % PER_EPISODE == 0:
             if eid:
                 await http.delete(f"{m.replicas[0]}/episodes/{eid}")
@@ -75,9 +122,11 @@ async def tool_call(
             via.append(t1 - t0)
             straight.append(t2 - t1)
             progress.advance(task)
+    # opens and deletes (one each per PER_EPISODE calls) are counted in too, as they were run
+    cpu = meter.per_call({"replicas": n, "solo": n, "service": 3 * n, "redis": n})
     await http.delete(f"{m.replicas[0]}/episodes/{eid}")
     await http.delete(f"{m.solo}/episodes/{sid}")
-    return statistics.median(via), statistics.median(solo), statistics.median(straight)
+    return statistics.median(via), statistics.median(solo), statistics.median(straight), cpu
 
 
 async def concurrent(m: Mesh, http: httpx.AsyncClient, episodes: int, progress: Progress) -> dict[str, float]:
@@ -128,11 +177,12 @@ async def main_async(n: int, episodes: int) -> int:
         with Progress(console=console, transient=True) as progress:
             progress.add_task("starting the mesh (5 processes)", total=None)
             async with mesh(Path(tmp), redis_url) as m, httpx.AsyncClient(limits=limits, timeout=180) as http:
-                via, alone, direct = await tool_call(m, http, n, progress)
+                via, alone, direct, cpu = await tool_call(m, http, n, progress, redis_pid(redis_url))
                 console.print(
                     f"tool call p50: {via * 1e3:.2f} ms through a replica, {alone * 1e3:.2f} ms through "
                     f"the solo orchestrator, {direct * 1e3:.2f} ms direct"
                 )
+                console.print("CPU per call (ms): " + ", ".join(f"{k} {_ms(v)}" for k, v in cpu.items()))
                 try:
                     figures = await concurrent(m, http, episodes, progress)
                 except Exception:
@@ -151,6 +201,13 @@ async def main_async(n: int, episodes: int) -> int:
         "<= 1.5x",
     )
     table.add_row(
+        "CPU per call",
+        f"{_ms(cpu['replicas'])} replica + {_ms(cpu.get('redis'))} Redis",
+        f"{_ms(cpu['solo'])} solo orchestrator; service {_ms(cpu['service'])} a call",
+        "",
+        "",
+    )
+    table.add_row(
         f"{episodes} concurrent episodes, replica 0 killed at step "
         f"{figures['killed_at']:.0f}/{figures['steps']:.0f}",
         f"{figures['seconds']:.1f} s, {figures['retries']:.0f} retries",
@@ -160,6 +217,23 @@ async def main_async(n: int, episodes: int) -> int:
     )
     console.print(table)
     return 0 if ratio <= 1.5 and figures["lost"] == 0 and figures["differ"] == 0 else 1
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} ms"
+
+
+def redis_pid(url: str) -> int | None:
+    """The pid of the ``redis-server`` listening on ``url``'s port (None when it cannot be found)."""
+    port = url.rsplit(":", 1)[-1].split("/")[0]
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes()  # redis-server retitles itself "redis-server host:port"
+        except OSError:
+            continue
+        if b"redis-server" in cmd and (f":{port}".encode() in cmd or port.encode() in cmd.split(b"\0")):
+            return int(proc.name)
+    return None
 
 
 def main() -> int:

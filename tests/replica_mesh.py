@@ -57,6 +57,7 @@ class Mesh:
     procs: list[subprocess.Popen[bytes]]
     solo: str
     logs: Path
+    others: dict[str, int] = field(default_factory=dict)  # pid of the service pack ("services") and "solo"
 
     def kill(self, index: int) -> None:
         """SIGKILL one replica: no shutdown, no lock released, in-flight requests cut."""
@@ -115,7 +116,8 @@ async def mesh(work: Path, redis_url: str, replicas: int = 3, lease_s: float = 2
                     for i, (u, p) in enumerate(zip(bases, procs, strict=True))
                 )
             )
-        yield Mesh(services, bases[1:-1], procs[1:-1], bases[-1], logs)
+        others = {"services": procs[0].pid, "solo": procs[-1].pid}
+        yield Mesh(services, bases[1:-1], procs[1:-1], bases[-1], logs, others)
     finally:
         for proc in procs:
             if proc.poll() is None:
