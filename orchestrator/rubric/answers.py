@@ -379,8 +379,16 @@ def value_tokens(answer: str, limit: int | None = None) -> int:
 
 def is_dump(answer: str, asked: int) -> bool:
     """An answer listing far more values than were asked for (a record or result dump)."""
+    return _is_dump_short(answer, asked) if len(answer) <= _MEMO_LEN else _is_dump(answer, asked)
+
+
+def _is_dump(answer: str, asked: int) -> bool:
     limit = max(10, 4 * max(1, asked))
     return value_tokens(answer, limit) > limit
+
+
+#: every answer criterion of a run asks this of the same answer
+_is_dump_short = functools.lru_cache(maxsize=8192)(_is_dump)
 
 
 def any_stated(
