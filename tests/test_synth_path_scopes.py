@@ -553,3 +553,44 @@ def test_a_sort_direction_named_sort_and_an_order_by_the_entity_itself_bind(tmp_
     assert names == sorted(names, reverse=True), names
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+def test_a_required_key_argument_of_a_list_scopes_its_rows_or_filters_the_field_named_for_it(
+    tmp_path: Path,
+) -> None:
+    """``GET /players?teamid=`` (players carry no team field) lists a team's players, the way
+    ``/teams/{teamid}/players`` would; ``GET /lettings?branchID=`` filters the lettings' ``Branch``."""
+    team = {"type": "object", "properties": {"TeamId": {"type": "integer"}, "Name": {"type": "string"}}}
+    player = {"type": "object", "properties": {"PlayerId": {"type": "integer"}, "Name": {"type": "string"}}}
+    letting = {"type": "object", "properties": {"Branch": {"type": "string"}, "Rent": {"type": "number"}}}
+
+    def query(name: str) -> dict[str, Any]:
+        return {"name": name, "in": "query", "required": True, "schema": {"type": "string"}}
+
+    def listed(op: str, schema: str, params: list[dict[str, Any]]) -> dict[str, Any]:
+        rows = {"type": "array", "items": {"$ref": f"#/components/schemas/{schema}"}}
+        return {"get": {"operationId": op, "parameters": params, "responses": _ok(rows)}}
+
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "League", "version": "1"},
+        "paths": {
+            "/teams": listed("listTeams", "Team", []),
+            "/players": listed("listPlayers", "Player", [query("teamid")]),
+            "/lettings": listed("listLettings", "Letting", [query("branchID")]),
+        },
+        "components": {"schemas": {"Team": team, "Player": player, "Letting": letting}},
+    }
+    spec = tmp_path / "league.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tools = {t.name: t for t in rt.manifest.tools}
+    assert tools["listPlayers"].backend == "implemented", tools["listPlayers"].simulated_reason
+    assert tools["listLettings"].arg_columns == {"branchID": "Branch"}, tools["listLettings"]
+    row = rt.select(None, "player")[0]
+    found = call(rt, "k1", "listPlayers", {"teamid": str(row["team_id"])})["data"]
+    assert found and {r["PlayerId"] for r in found} == {
+        r["PlayerId"] for r in rt.select(None, "player") if r["team_id"] == row["team_id"]
+    }
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

@@ -13,7 +13,7 @@ from compoworld.manifest import EntityDef
 from compoworld.specs.model import ServiceSpec
 from compoworld.synth.drafts import finalize_entities
 from compoworld.synth.resources import Target, rest_entities
-from compoworld.synth.rpcpaths import read_by_name, rpc_tools, scope_by_path
+from compoworld.synth.rpcpaths import read_by_name, rpc_tools, scope_by_key_args, scope_by_path
 from compoworld.synth.toolnames import tool_entities
 
 __all__ = ["EntityInference", "Target", "infer_entities"]
@@ -51,6 +51,7 @@ def infer_entities(spec: ServiceSpec) -> EntityInference:
             drafts += [d for d in more if d.name not in taken]
             targets.update(by_name)
             scope_by_path(spec, named, drafts, targets)
+        scope_by_key_args(spec, drafts, targets)
     else:
         drafts, targets = tool_entities(spec)
     return EntityInference(finalize_entities(drafts), targets)

@@ -199,6 +199,15 @@ class ListBinder:
                         return c
         if when and key in ("date", "time", "datetime", "timestamp"):
             return self.when_column()
+        if key.endswith("id") and len(key) > 4:  # ``branchID`` filters on the row's scalar ``Branch``
+            return next(
+                (
+                    c
+                    for c in self.entity.columns
+                    if match_key(c.source_name or c.name) == key[:-2] and c.type in ("string", "integer")
+                ),
+                None,
+            )
         return None
 
     def when_column(self) -> ColumnDef | None:
@@ -304,6 +313,7 @@ class ListBinder:
     def _equality(self, p: FieldSpec, column: ColumnDef) -> str | None:
         kind = _type(p)
         own = {match_key(column.source_name or column.name), match_key(column.name)}
+        own |= {k + "id" for k in own}  # ``branchID`` on ``Branch``: one value, not a set
         words = _words(p)
         plural = "".join(words) not in own and words[-1] not in ("eq", "equals", "is")  # ``ids``: a set
         if kind == "array" or (plural and kind == "string"):

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 
 from compoworld.specs.model import ServiceSpec, ToolSpec
+from compoworld.specs.shapes import json_type
 from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.drafts import EntityDraft
-from compoworld.synth.naming import identifier
+from compoworld.synth.naming import identifier, match_key
 from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, parse_path
 from compoworld.synth.resources import Target, entity_name_for, implicit_parent, path_param
 from compoworld.synth.schemas import unwrap
@@ -30,7 +31,14 @@ from compoworld.synth.toolnames import (
     tool_entities,
 )
 
-__all__ = ["operation_name", "parse_rest_name", "read_by_name", "rpc_tools", "scope_by_path"]
+__all__ = [
+    "operation_name",
+    "parse_rest_name",
+    "read_by_name",
+    "rpc_tools",
+    "scope_by_key_args",
+    "scope_by_path",
+]
 
 _VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$|^\d+$")
 _SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
@@ -156,6 +164,55 @@ def scope_by_path(
                 or parent == draft.name
                 or param.name in (target.pk_param, *target.parent_params)
             ):
+                continue
+            if parent not in by_name:
+                by_name[parent] = implicit_parent(parent, param)
+                drafts.append(by_name[parent])
+            draft.parents.setdefault(parent, param)
+            target.parent_params[param.name] = parent
+
+
+#: Last words of an argument's name that make it the key of what its other words name.
+_KEY_TAILS = frozenset({"id", "key", "uuid", "guid", "code", "sid", "slug"})
+
+
+def _key_parent(name: str, known: set[str]) -> str | None:
+    """The entity an argument is the key of, by its name: ``branchID`` -> branch, ``teamid`` -> team
+    (one word: only where ``team`` is an entity); None for ``kind`` or ``number``."""
+    words = split_words(name)
+    if len(words) >= 2 and words[-1] in _KEY_TAILS and words[-2] not in _KEY_TAILS:
+        return identifier(entity_name("_".join(words[:-1]))).lower() or None
+    low = name.lower()
+    if len(words) == 1 and low.endswith("id") and len(low) > 4 and entity_name(low[:-2]) in known:
+        return entity_name(low[:-2])
+    return None
+
+
+def scope_by_key_args(spec: ServiceSpec, drafts: list[EntityDraft], targets: dict[str, Target]) -> None:
+    """A required argument of a list that is another entity's key and names no field of the rows
+    (``GET /lettings/advertised?branchID=``, ``/{format}/PlayersByTeam/{teamid}``) scopes them to
+    that entity, as a parent path does: the rows carry the parent's key and the argument filters by it."""
+    by_name = {d.name: d for d in drafts}
+    for tool in spec.tools:
+        target = targets.get(tool.name)
+        if target is None or target.operation not in ("list", "search") or target.entity not in by_name:
+            continue
+        draft = by_name[target.entity or ""]
+        fields = {match_key(f) for f in draft.fields}
+        for param in tool.params:
+            if not param.required or param.location not in ("path", "query"):
+                continue
+            if param.name == target.pk_param or param.name in target.parent_params:
+                continue
+            if json_type(param.json_schema) not in ("string", "integer", None) or param.json_schema.get(
+                "enum"
+            ):
+                continue
+            own = param.original_name or param.name
+            parent = _key_parent(own, set(by_name))
+            if parent is None or parent == draft.name or match_key(own) in fields:
+                continue
+            if {match_key(parent + "_id"), match_key(parent)} & fields:  # ``target.id``: the row's own field
                 continue
             if parent not in by_name:
                 by_name[parent] = implicit_parent(parent, param)
