@@ -85,10 +85,16 @@ class SolutionContext:
         return self.runtimes[service].manifest
 
     def tool(self, service: str, name: str) -> ToolDef | None:
-        return self.manifest(service).tool(name)
+        """The manifest's tool of that name (through the runtime's index: names are unique in a service)."""
+        bound = self.runtimes[service].tools.get(name)
+        return bound.defn if bound is not None else None
 
     def entity(self, service: str, tool: ToolDef | None) -> EntityDef | None:
-        return self.manifest(service).entity(tool.entity or "") if tool and tool.entity else None
+        """The manifest's entity a tool works on (through the runtime's index of its tables)."""
+        if not tool or not tool.entity:
+            return None
+        table = self.runtimes[service].store.by_entity.get(tool.entity)
+        return table.entity if table is not None else None
 
     def gold(self) -> list[Call]:
         return [Call(g.service, g.tool, copy.deepcopy(g.arguments)) for g in self.task.gold_calls]
