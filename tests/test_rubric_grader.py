@@ -193,3 +193,22 @@ async def test_the_guard_and_row_checks_grade_the_same_over_the_admin_http_route
     finally:
         for svc in ("billing", "crm", "calendar"):
             await http_directory.get(svc).delete(eid)
+
+
+def test_table_changes_reads_shared_rows_as_unchanged_and_copies_as_compared() -> None:
+    """An in-process reader hands back the seed's own row objects where nothing changed; a remote one
+    hands back copies. Both give the same new rows, deleted keys and changed columns."""
+    from orchestrator.rubric.guard import table_changes
+
+    seed = [{"id": f"r{i}", "name": f"n{i}", "n": i} for i in range(6)]
+    edited = {**seed[2], "name": "changed"}
+    created = {"id": "r9", "name": "new", "n": 9}
+    shared = [seed[0], seed[1], edited, seed[3], seed[5], created]  # r4 deleted
+    copies = [dict(r) for r in shared]
+    for final in (shared, copies):
+        new, deleted, changed = table_changes(final, seed, "id")
+        assert new == [created] and deleted == ["r4"]
+        assert changed == {("str", "r2"): ["name"]}
+    assert table_changes(list(seed), seed, "id") == ([], [], {})
+    keyless = [{"id": None, "name": "a"}, {"id": None, "name": "b"}]
+    assert table_changes([keyless[0], {"id": None, "name": "c"}], keyless, "id")[0] == []

@@ -89,15 +89,21 @@ def table_changes(
     """(new rows, deleted keys, key -> changed columns) of one table relative to its seed.
 
     Rows that are the seed's own objects (how an in-process reader hands back unchanged
-    rows) are skipped without comparing them.
+    rows) are skipped without comparing them, and so are their keys: a table holds a key once,
+    so only the seed rows missing from ``final`` can be deleted or have been changed.
     """
     same = {id(r) for r in seed}
     candidates = [r for r in final if id(r) not in same]
-    before = {key_of(r.get(pk)): r for r in seed}
+    if any(r.get(pk) is None for r in candidates):  # keyless rows may repeat a key: compare them all
+        kept: set[int] = set()
+        before = {key_of(r.get(pk)): r for r in seed}
+    else:
+        kept = {id(r) for r in final} if candidates or len(final) != len(seed) else same
+        before = {key_of(r.get(pk)): r for r in seed if id(r) not in kept}
     created = [r for r in candidates if key_of(r.get(pk)) not in before]
     deleted: list[Any] = []
-    if len(final) - len(created) < len(seed):
-        after = {key_of(r.get(pk)) for r in final}
+    if before and len(final) - len(created) < len(seed):
+        after = {key_of(r.get(pk)) for r in (candidates if kept else final)}
         deleted = [r.get(pk) for k, r in before.items() if k not in after]
     skip = stamps or set()
     changed: dict[Any, list[str]] = {}
