@@ -1,11 +1,11 @@
-"""The orchestrator's hop to a service: aiohttp (``orchestrator.hop.Hop``) beside httpx, side by side.
+"""The orchestrator's hop to a service: ``orchestrator.hop.Hop`` (its lane), aiohttp and httpx, side by side.
 
     .venv/bin/python bench/bench_hop.py [--n 600] [--concurrency 16]
 
 A real service pack process on loopback (``tests/replica_mesh.py``); the same tool call sent
-through each client in turn (p50 latency, so load changes hit both alike), then ``--concurrency``
-callers at once through each (calls per second). The ratio is what the orchestrator saves per
-remote tool call by using aiohttp for this hop.
+through each client in turn (p50 latency and this process's CPU per call, so load changes hit all
+alike), then ``--concurrency`` callers at once through each (calls per second). ``aiohttp`` is the
+hop's own aiohttp path (what it used for every request before the lane, and still uses for https).
 """
 
 from __future__ import annotations
@@ -61,26 +61,35 @@ async def main(n: int, concurrency: int) -> None:
                 async def via_hop() -> object:
                     return (await hop.request("POST", url, json=ARGS)).json()
 
-                lat: dict[str, list[float]] = {"httpx": [], "aiohttp": []}
+                async def via_aiohttp() -> object:
+                    return (await hop._once("POST", url, ARGS, None, None)).json()
+
+                clients = {"Hop": via_hop, "aiohttp": via_aiohttp, "httpx": via_httpx}
+                lat: dict[str, list[float]] = {k: [] for k in clients}
+                cpu = dict.fromkeys(clients, 0.0)
                 for i in range(n + 50):  # the first 50 of each warm up
-                    for name, call in (("httpx", via_httpx), ("aiohttp", via_hop)):
-                        started = time.perf_counter()
+                    for name, call in clients.items():
+                        started, used = time.perf_counter(), time.process_time()
                         await call()
                         if i >= 50:
                             lat[name].append(time.perf_counter() - started)
-                rates = {"httpx": 0.0, "aiohttp": 0.0}
-                for _ in range(2):  # alternate, so a change of load hits both
-                    for name, call in (("httpx", via_httpx), ("aiohttp", via_hop)):
+                            cpu[name] += time.process_time() - used
+                rates = dict.fromkeys(clients, 0.0)
+                for _ in range(2):  # alternate, so a change of load hits all
+                    for name, call in clients.items():
                         rates[name] += await _rate(call, 4.0, concurrency) / 2
             await hop.aclose()
     p50 = {k: statistics.median(v) * 1000 for k, v in lat.items()}
+    per_call = {k: v / n * 1e6 for k, v in cpu.items()}
     table = Table(title="orchestrator -> service hop (loopback, one service pack process)")
-    for col in ("measure", "aiohttp (Hop)", "httpx", "ratio"):
+    for col in ("measure", "Hop (lane)", "aiohttp", "httpx", "Hop vs aiohttp"):
         table.add_column(col)
-    table.add_row(f"p50 latency (n={n})", f"{p50['aiohttp']:.2f} ms", f"{p50['httpx']:.2f} ms",
-                  f"{p50['httpx'] / p50['aiohttp']:.2f}x faster")  # fmt: skip
-    table.add_row(f"calls/s ({concurrency} at once)", f"{rates['aiohttp']:.0f}", f"{rates['httpx']:.0f}",
-                  f"{rates['aiohttp'] / rates['httpx']:.2f}x more")  # fmt: skip
+    table.add_row(f"p50 latency (n={n})", *(f"{p50[k]:.2f} ms" for k in p50),
+                  f"{p50['aiohttp'] / p50['Hop']:.2f}x faster")  # fmt: skip
+    table.add_row("client CPU per call", *(f"{per_call[k]:.0f} us" for k in per_call),
+                  f"{per_call['aiohttp'] / per_call['Hop']:.2f}x less")  # fmt: skip
+    table.add_row(f"calls/s ({concurrency} at once)", *(f"{rates[k]:.0f}" for k in rates),
+                  f"{rates['Hop'] / rates['aiohttp']:.2f}x more")  # fmt: skip
     console.print(table)
 
 
