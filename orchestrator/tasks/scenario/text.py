@@ -8,6 +8,7 @@ titles and thresholds, never an internal key, a tool name or a value the agent h
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -97,14 +98,26 @@ def identifier_like(term: str) -> bool:
 def internal_terms(text: str, terms: Iterable[str]) -> list[str]:
     """Tool names, service slugs and id-shaped tokens the text contains (a person would not write them)."""
     words = set(_WORD.findall(text))  # a term of word characters is found exactly when it is one of these
-    found = [
-        t
-        for t in terms
-        if identifier_like(t)
-        and (t in words if _WORD.fullmatch(t) else re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text))
-    ]
+    found = []
+    for t in terms:
+        test = _term_test(t)
+        if test is None:
+            continue
+        if (t in words) if isinstance(test, bool) else (test.search(text) is not None):
+            found.append(t)
     found += re.findall(r"\b[a-z]{2,5}_[0-9a-z]{6,}\b", text)
     return found
+
+
+@functools.lru_cache(maxsize=16384)
+def _term_test(term: str) -> re.Pattern[str] | bool | None:
+    """How ``internal_terms`` looks for a term (the same few hundred terms for every draft): None when it
+    is not identifier-like, True when it is one word, else the pattern that finds it standing alone."""
+    if not identifier_like(term):
+        return None
+    if _WORD.fullmatch(term):
+        return True
+    return re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])")
 
 
 class Paraphraser:
