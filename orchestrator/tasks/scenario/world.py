@@ -87,6 +87,7 @@ class Table:
     creator: ToolDef | None = None
     updater: ToolDef | None = None
     deleter: ToolDef | None = None
+    _shares: dict[tuple[str, Any], float] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -141,7 +142,11 @@ class Table:
         return [c for c in [*self.columns(_MONEY), *named] if self._share(c, _is_number) >= _COVERAGE]
 
     def _share(self, column: ColumnDef, test: Any) -> float:
-        return sum(1 for r in self.rows if test(r.get(column.name))) / len(self.rows) if self.rows else 0.0
+        key = (column.name, test)
+        if key not in self._shares:  # the seed rows never change: each share is counted once
+            hits = sum(1 for r in self.rows if test(r.get(column.name)))
+            self._shares[key] = hits / len(self.rows) if self.rows else 0.0
+        return self._shares[key]
 
     def date_columns(self) -> list[ColumnDef]:
         return [c for c in self.columns(_DATE) if self._share(c, is_day) >= _COVERAGE]
