@@ -251,7 +251,14 @@ def _array_fit(schema: dict[str, Any], name: str, depth: int) -> Fit | None:
     items: dict[str, Any] = raw_items if isinstance(raw_items, dict) else {}
     filler = constant_of(default_value(items, name)) if low else None
     if item_fit is None and not (low or high is not None or unique):
-        return _json_text_fit({"array"})
+        text_fit = _json_text_fit({"array"})
+        assert text_fit is not None
+
+        def plain(v: Any) -> Any:
+            v = text_fit(v)
+            return [v] if _one_item(v) else v
+
+        return plain
 
     def fit(v: Any) -> Any:
         if isinstance(v, str) and v.startswith("["):
@@ -259,6 +266,8 @@ def _array_fit(schema: dict[str, Any], name: str, depth: int) -> Fit | None:
                 v = json.loads(v)
             except ValueError:
                 return v
+        if _one_item(v):
+            v = [v]
         if not isinstance(v, list):
             return v
         out = [item_fit(x) for x in v] if item_fit is not None else list(v)
@@ -281,6 +290,12 @@ def _array_fit(schema: dict[str, Any], name: str, depth: int) -> Fit | None:
         return out
 
     return fit
+
+
+def _one_item(v: Any) -> bool:
+    """A scalar where a list belongs (a spec whose request takes one or many, answering many):
+    answered as the list of that one item, which means the same."""
+    return v is not None and not isinstance(v, list | dict)
 
 
 def _json_text_fit(types: set[str]) -> Fit | None:

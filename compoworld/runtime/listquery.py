@@ -20,7 +20,7 @@ from compoworld.manifest import ColumnDef, EntityDef, ListBinding, ListFilter, T
 from compoworld.runtime.tables import EntityTable, quote
 from compoworld.runtime.validate import ArgumentError
 
-__all__ = ["OPERATORS", "ListQuery", "sort_terms"]
+__all__ = ["INTEGER_TEXT", "OPERATORS", "ListQuery", "sort_terms"]
 
 _MAX_LIMIT = 500
 _DEFAULT_LIMIT = 50
@@ -38,6 +38,8 @@ OPERATORS: dict[str, str] = {
     **{"lt": "lt", "before": "lt", "lte": "lte", "le": "lte", "max": "lte", "to": "lte", "until": "lte"},
 }
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: A page size or offset sent as text (a spec that types it string); the service's OpenAPI says so.
+INTEGER_TEXT = re.compile(r"-?[0-9]+")
 
 
 def _key(text: str) -> str:
@@ -258,6 +260,9 @@ class ListQuery:
         limit = given.get(tool.limit_arg) if tool.limit_arg else None
         offset = given.get(tool.offset_arg) if tool.offset_arg else None
         try:
+            for text in (limit, offset):  # a spec's string-typed page size: digits (INTEGER_TEXT)
+                if isinstance(text, str) and not INTEGER_TEXT.fullmatch(text):
+                    raise ValueError(text)
             plan.limit = max(1, min(int(limit), _MAX_LIMIT)) if limit is not None else _DEFAULT_LIMIT
             plan.offset = max(0, int(offset)) if offset is not None else 0
         except (TypeError, ValueError) as exc:

@@ -170,6 +170,12 @@ def rest_handler(
                     body = raw.decode("utf-8", errors="replace")
                 elif raw.strip():
                     body = parse_json(raw, limits)
+                    if body is None and wire.whole_body is None:  # a JSON null is a body, not none
+                        raise Rejected(
+                            bound.failure("invalid_arguments", "request body must be a JSON object")
+                        )
+                elif raw and kind == "json":  # bytes, all blank: not JSON (no body is no bytes)
+                    raise Rejected(InputRefused("invalid_json", "request body is blank, not JSON").result())
                 if form is None and wire.whole_body is None and not isinstance(body, dict | None):
                     raise Rejected(bound.failure("invalid_arguments", "request body must be a JSON object"))
             try:
@@ -177,7 +183,9 @@ def rest_handler(
                     request.path_params, request.query_params.multi_items(), request.headers, body, form
                 )
             except RecursionError:  # a JSON-valued parameter nested beyond the parser's recursion
-                raise Rejected(InputRefused("invalid_json", "a parameter is nested too deeply").result()) from None
+                raise Rejected(
+                    InputRefused("invalid_json", "a parameter is nested too deeply").result()
+                ) from None
         except Rejected as refused:
             return rest_response(refused.result, shaper)
         return rest_response(await runtime.call_tool(episode, name, args), shaper)

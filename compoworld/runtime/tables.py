@@ -89,7 +89,8 @@ class EntityTable:
             value = row[i]
             if value is not None:
                 if kind == 1:
-                    value = json.loads(value)
+                    # a JSON column (declared JSON: numeric affinity) hands a bare number back as one
+                    value = json.loads(value) if isinstance(value, str | bytes) else value
                 elif kind == 2:
                     value = bool(value)
             out[name] = value

@@ -8,6 +8,8 @@ validator. Errors name the field, so the agent can act on them.
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -82,6 +84,8 @@ _DEEP_KEYS = (
     "maxLength",
     "minItems",
     "maxItems",
+    "anyOf",
+    "oneOf",
 )
 
 
@@ -124,6 +128,51 @@ def json_schema_nullable(schema: Any, *, drop_keyword: bool = False) -> Any:
     return out
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# RFC 3339, read leniently as agents write it: the seconds and the offset optional, or a bare day
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
+
+
+def _is_date(text: str) -> bool:
+    try:
+        return bool(_DATE.fullmatch(text)) and bool(dt.date.fromisoformat(text))
+    except ValueError:
+        return False
+
+
+def _is_date_time(text: str) -> bool:
+    if not _DATE_TIME.fullmatch(text):
+        return False
+    try:
+        dt.datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+    except ValueError:  # a month 13, a minute 99
+        return False
+    return True
+
+
+#: The string formats a call's top-level arguments are held to (what the service stores or filters
+#: on must be a real date, timestamp or address); other formats stay annotations.
+FORMATS: dict[str, Callable[[str], bool]] = {
+    "date": _is_date,
+    "date-time": _is_date_time,
+    "email": lambda text: bool(_EMAIL.fullmatch(text)),
+}
+
+
+def _one_of_as_any_of(schema: Any) -> Any:
+    """``oneOf`` read as ``anyOf``, at every depth: a value must fit one of the alternatives, but a
+    spec's alternatives often overlap (an object fitting two), and a call is never refused for that."""
+    if isinstance(schema, list):
+        return [_one_of_as_any_of(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _one_of_as_any_of(v) for k, v in schema.items()}
+    if "oneOf" in out and "anyOf" not in out:
+        out["anyOf"] = out.pop("oneOf")
+    return out
+
+
 def _needs_deep_check(schema: dict[str, Any]) -> bool:
     """Constraints beyond type and enum (nested structure, ranges, lengths, patterns)."""
     return any(k in schema for k in _DEEP_KEYS)
@@ -157,9 +206,13 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     enum_set = {repr(v) for v in enum} if enum else None
     # an upstream schema quirk (an invalid schema) leaves the type and enum checks standing
     deep = (
-        schema_validator(json_schema_nullable(_numeric_bounds(schema))) if _needs_deep_check(schema) else None
+        schema_validator(_one_of_as_any_of(json_schema_nullable(_numeric_bounds(schema))))
+        if _needs_deep_check(schema)
+        else None
     )
     type_label = " or ".join(sorted(types)) or "any"
+    fmt = schema.get("format")
+    fmt_ok = FORMATS.get(fmt) if isinstance(fmt, str) and "string" in types else None
 
     def check(value: Any) -> None:
         if value is None:
@@ -168,6 +221,8 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
             raise ArgumentError(name, f"argument '{name}' must not be null (expected {type_label})")
         if not _is_type(value, types):
             raise ArgumentError(name, f"argument '{name}' must be {type_label}, got {type(value).__name__}")
+        if fmt_ok is not None and isinstance(value, str) and not fmt_ok(value):
+            raise ArgumentError(name, f"argument '{name}' must be a {fmt} (got {value[:40]!r})")
         if enum_set is not None and repr(value) not in enum_set:
             allowed = ", ".join(repr(v) for v in enum[:12])
             raise ArgumentError(name, f"argument '{name}' must be one of: {allowed}")

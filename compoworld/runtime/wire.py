@@ -143,11 +143,13 @@ class WireFormat:
             if arg in self.props:
                 seen.setdefault(arg, []).append(value)
                 continue
-            match = _BRACKETS.match(key)
-            base = self.arg_of(match.group(1)) if match else None
-            if match and base in self.props:
-                path = [p[1:-1] for p in re.findall(r"\[[^\[\]]*\]", match.group(2))]
-                if not any(path):
+            split = _bracketed(key)
+            base = self.arg_of(split[0]) if split else None
+            if split and base in self.props:
+                path = split[1]
+                if "object" in _types(self.props[base]) and "array" not in _types(self.props[base]):
+                    _set_path(nested.setdefault(base, {}), path, value)  # deepObject: a[] is the key ""
+                elif not any(path):
                     seen.setdefault(base, []).append(value)  # city[]=a&city[]=b
                 else:
                     _set_path(nested.setdefault(base, {}), [p for p in path if p], value)
@@ -177,8 +179,19 @@ class WireFormat:
             try:
                 return json.loads(texts[-1])
             except ValueError:
-                return texts[-1]
+                return _simple_object(texts[-1])
         return coerce_text(texts[-1], schema)
+
+
+def _simple_object(text: str) -> Any:
+    """An object in OpenAPI's ``simple``/``form`` style: ``k=v,k2=v2`` (exploded) or ``k,v,k2,v2``;
+    the text itself when it is neither (the argument's check names the problem)."""
+    parts = text.split(",") if text else []
+    if parts and all("=" in p for p in parts):
+        return dict(p.split("=", 1) for p in parts)
+    if len(parts) % 2 == 0:
+        return dict(zip(parts[::2], parts[1::2], strict=True))
+    return text
 
 
 def _split(text: str, delimiter: str, delimited: bool) -> list[str]:
@@ -192,6 +205,18 @@ def _split(text: str, delimiter: str, delimited: bool) -> list[str]:
     if not delimited or not text:
         return [text] if text else []
     return [p for p in text.split(delimiter) if p != ""]
+
+
+def _bracketed(key: str) -> tuple[str, list[str]] | None:
+    """``a[b][c]`` as ``("a", ["b", "c"])``; a key whose own names hold brackets (``a[x[][y]``)
+    splits at each ``][`` as a deepObject serializer writes it; None when ``key`` has no brackets."""
+    match = _BRACKETS.match(key)
+    if match:
+        return match.group(1), [p[1:-1] for p in re.findall(r"\[[^\[\]]*\]", match.group(2))]
+    head, bracket, _ = key.partition("[")
+    if not bracket or not head or not key.endswith("]"):
+        return None
+    return head, key[len(head) + 1 : -1].split("][")
 
 
 def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
