@@ -106,6 +106,29 @@ def _by_design(failure: Failure, text: str) -> str | None:
     return next((phrase for phrase in BY_DESIGN if phrase in text), None)
 
 
+_CONSTRAINTS = ("pattern", "format", "enum", "const", "minLength", "maxLength", "type")
+
+
+def _negatable(raw: dict[str, Any], fixed: set[str]) -> bool:
+    """Whether a schema-violating request exists for this operation (as raw OpenAPI): a body, a
+    query or header parameter, or a path parameter more than any text (every path is text, so a
+    plain string one cannot be violated and schemathesis would try ~1,000 draws to learn it)."""
+    if "requestBody" in raw:
+        return True
+    for param in raw.get("parameters") or []:
+        if param.get("name") in fixed:
+            continue
+        if param.get("in") != "path":
+            return True
+        schema = param.get("schema") or {}
+        if any(k in schema for k in _CONSTRAINTS if k != "type") or schema.get("type") not in (
+            None,
+            "string",
+        ):
+            return True
+    return False
+
+
 def fuzz(
     schema: schemathesis.BaseSchema,
     headers: dict[str, str],
@@ -125,7 +148,11 @@ def fuzz(
         names = {p.name for p in operation.path_parameters}
         fixed = {k: v for k, v in (path_parameters or {}).items() if k in names} or None
         out.operations += 1
-        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        raw = schema.raw_schema["paths"][operation.path][operation.method.lower()]
+        modes = [GenerationMode.POSITIVE]
+        if _negatable(raw, set(headers) | set(fixed or {})):
+            modes.append(GenerationMode.NEGATIVE)
+        for mode in modes:
             strategy = operation.as_strategy(generation_mode=mode, headers=headers, path_parameters=fixed)
 
             @given(case=strategy)
