@@ -86,6 +86,15 @@ _DEEP_KEYS = (
     "maxItems",
     "anyOf",
     "oneOf",
+    "allOf",
+    "not",
+    "const",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
 )
 
 
