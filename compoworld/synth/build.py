@@ -98,9 +98,27 @@ def _overrides(folder: Path) -> dict[str, str]:
     return _verify_overrides(ServiceManifest.model_validate_json(path.read_text(encoding="utf-8")))
 
 
+#: ``schema.sql`` of the last few ``models.py`` texts: verification renders a folder again each
+#: time it switches tools to simulated, which leaves ``models.py`` as it was, and importing it
+#: (SQLModel class creation) is most of what a render costs.
+_SCHEMAS: dict[tuple[str, str], str | None] = {}
+_SCHEMAS_KEPT = 8
+
+
 def _schema_text(folder: Path, name: str) -> str | None:
+    try:
+        key = (name, (folder / "models.py").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        key = None
+    if key is not None and key in _SCHEMAS:
+        return _SCHEMAS[key]
     ddl = sqlmodel_ddl(folder, name)
-    return None if ddl is None else "".join(f"{statement};\n\n" for statement in ddl)
+    text = None if ddl is None else "".join(f"{statement};\n\n" for statement in ddl)
+    if key is not None:
+        while len(_SCHEMAS) >= _SCHEMAS_KEPT:
+            del _SCHEMAS[next(iter(_SCHEMAS))]
+        _SCHEMAS[key] = text
+    return text
 
 
 def _render(folder: Path, synthesis: Synthesis) -> None:

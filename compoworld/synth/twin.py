@@ -21,6 +21,7 @@ from compoworld.manifest import ToolDef
 from compoworld.runtime.conform import StrictChecker
 from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.runtime.wire import encode
+from compoworld.synth.asgi_client import AsgiClient
 
 __all__ = ["CallRecord", "Twin", "TwinFailure"]
 
@@ -48,7 +49,7 @@ class CallRecord:
 class Twin:
     """Makes twin calls against one service app."""
 
-    def __init__(self, client: httpx.AsyncClient, token: str, rest_tools: set[str]) -> None:
+    def __init__(self, client: AsgiClient | httpx.AsyncClient, token: str, rest_tools: set[str]) -> None:
         self.client = client
         self.admin = {"Authorization": f"Bearer {token}"}
         self.rest_tools = rest_tools

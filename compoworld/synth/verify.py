@@ -27,6 +27,7 @@ from compoworld.runtime.rest import RESERVED_PREFIX, plan_routes
 from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
+from compoworld.synth.asgi_client import AsgiClient
 from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
@@ -290,13 +291,13 @@ def _key_of(tool: ToolDef, body: Any, pk: str) -> Any:
 async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None = None) -> VerifyReport:
     """Run every check against one loaded service."""
     app = create_service_app(runtime, Settings.defaults(admin_token=_TOKEN))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://verify") as client:
-        health = await client.get(f"{RESERVED_PREFIX}/health")
-        if health.status_code != 200:
-            raise RuntimeError(f"{runtime.name}: /health answered {health.status_code}")
-        rest_tools = {name for _, _, name in plan_routes(runtime.manifest).spec_routes}
-        checker = _Checker(runtime, Twin(client, _TOKEN, rest_tools))
-        results = [await checker.check_tool(t) for t in runtime.manifest.tools]
+    client = AsgiClient(app, "http://verify")  # the requests httpx.ASGITransport sends, without httpx
+    health = await client.get(f"{RESERVED_PREFIX}/health")
+    if health.status_code != 200:
+        raise RuntimeError(f"{runtime.name}: /health answered {health.status_code}")
+    rest_tools = {name for _, _, name in plan_routes(runtime.manifest).spec_routes}
+    checker = _Checker(runtime, Twin(client, _TOKEN, rest_tools))
+    results = [await checker.check_tool(t) for t in runtime.manifest.tools]
     seed_hash = runtime.state_hash(None)
     deterministic = rebuilt is None or rebuilt.state_hash(None) == seed_hash
     implemented = sum(1 for b in runtime.tools.values() if b.backend == "implemented")
