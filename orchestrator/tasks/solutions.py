@@ -333,8 +333,10 @@ def _extra_reads(ctx: SolutionContext) -> Solution | None:
         if service not in ctx.runtimes:
             continue
         for tool in ctx.manifest(service).tools:
+            if tool.operation != "read":
+                continue
             entity = ctx.entity(service, tool)
-            if tool.operation != "read" or entity is None or not ctx.implemented(service, tool):
+            if entity is None or not ctx.implemented(service, tool):
                 continue
             rows = ctx.seeds.rows(service, entity.table)
             args = _row_args(tool, entity, ctx.rng.choice(rows)) if rows else None
