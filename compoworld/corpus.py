@@ -7,13 +7,13 @@ ranked by sha256 of (seed, path), never by ``hash()``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from compoworld.errors import LibraryError
+from compoworld.seeding import derive_seed
 
 __all__ = ["CORPUS_NAME", "CorpusDoc", "corpus_root", "list_corpus", "resolve_corpus", "sample_corpus"]
 
@@ -89,5 +89,5 @@ def sample_corpus(
         if min_ops <= d.operations <= max_ops
         and not (skip_big_providers and d.rel.startswith(_BIG_PROVIDERS))
     ]
-    docs.sort(key=lambda d: hashlib.sha256(f"{seed}:{d.rel}".encode()).hexdigest())
+    docs.sort(key=lambda d: (derive_seed(f"{seed}:{d.rel}"), d.rel))
     return sorted(docs[:n], key=lambda d: d.rel)

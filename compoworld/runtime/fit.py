@@ -9,7 +9,6 @@ schema cannot hold. ``FieldFit`` and ``object_fit`` fit one object's declared pr
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import random
 import re
@@ -18,6 +17,7 @@ from typing import Any
 
 from compoworld.patterns import compile_pattern, schema_validator
 from compoworld.runtime.schema_read import constant_of, default_value, schema_props, schema_types
+from compoworld.seeding import derive_seed
 from compoworld.values import fit_string
 
 __all__ = ["CONSTRAINTS", "MAX_DEPTH", "FieldFit", "Fit", "compile_fit", "is_open", "object_fit", "open_fit"]
@@ -347,7 +347,7 @@ def _text_fit(schema: dict[str, Any], name: str, repair: bool) -> Fit | None:
     if not isinstance(pattern, str) and not isinstance(low, int) and not isinstance(high, int):
         return None
     compiled = compile_pattern(pattern) if isinstance(pattern, str) else None  # None: lengths only
-    seed = int.from_bytes(hashlib.sha256(f"fit:{name}".encode()).digest()[:8], "big")
+    seed = derive_seed(f"fit:{name}")
 
     def fit(v: Any) -> Any:
         if not isinstance(v, str):

@@ -5,11 +5,12 @@ a required field typed state has nothing for.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Callable
 from typing import Any
+
+from compoworld.seeding import derive_seed
 
 __all__ = ["constant_of", "default_value", "match_key", "schema_props", "schema_types", "without_nulls"]
 
@@ -83,7 +84,7 @@ def default_value(schema: dict[str, Any], name: str) -> Any:
         return match_key(name) in _TRUE_FLAGS
     from compoworld.runtime.world import generate_value  # world -> ops -> shape: import when first needed
 
-    seed = int.from_bytes(hashlib.sha256(f"default:{name}".encode()).digest()[:8], "big")
+    seed = derive_seed(f"default:{name}")
     return without_nulls(generate_value(schema, random.Random(seed), name))
 
 

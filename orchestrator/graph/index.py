@@ -15,10 +15,10 @@ are qualified by the field's own words: ``dueDate`` (``date:due``) feeds ``due_d
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from compoworld.seeding import derive_seed
 from compoworld.specs.words import split_words
 from orchestrator.graph.model import FanOut, GraphEdge, ToolNode
 from orchestrator.graph.ports import ACCEPTS
@@ -57,7 +57,7 @@ class _Consumers:
 
 
 def _offset(key: str, size: int) -> int:
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % size
+    return derive_seed(key) % size
 
 
 class RoleIndex:
