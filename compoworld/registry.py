@@ -142,6 +142,11 @@ class Registry(Generic[T]):
         self._load_plugins()
         return sorted(self._entries)
 
+    def ordered(self) -> list[str]:
+        """Every name in registration order (this tree's first, then entry points), for ordered uses."""
+        self._load_plugins()
+        return list(self._entries)
+
     def items(self) -> list[tuple[str, T]]:
         """Every (name, value), resolving lazy ones."""
         return [(name, self.get(name)) for name in self.names()]

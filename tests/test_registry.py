@@ -93,3 +93,15 @@ def test_an_installed_package_adds_a_cli_command(tmp_path: Path, monkeypatch: py
     monkeypatch.syspath_prepend(str(tmp_path))
     result = CliRunner().invoke(cli_app(), ["hello", "--name", "plugins"])
     assert result.exit_code == 0 and "hello plugins" in result.output
+
+
+def test_ordered_names_keep_registration_order_and_entry_points_come_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(tmp_path, "compoworld.test_ordered", {"aa_plugin": "VALUE"}, "VALUE = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry: Registry[int] = Registry("number", entry_points="compoworld.test_ordered", check=_int)
+    for name, value in (("zeta", 1), ("alpha", 2), ("mid", 3)):
+        registry.register(name, value)
+    assert registry.ordered() == ["zeta", "alpha", "mid", "aa_plugin"]
+    assert registry.names() == ["aa_plugin", "alpha", "mid", "zeta"] and registry.get("aa_plugin") == 7

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from compoworld.registry import RegistryError
 from compoworld.runtime import ServiceRuntime, load_library
 from compoworld.settings import Settings
 from orchestrator.models import Task
 from orchestrator.rubric import SeedCache
 from orchestrator.tasks.generate import GenerateOptions, generate_tasks
 from orchestrator.tasks.seeds import SeedIndex
-from orchestrator.tasks.solutions import SOLUTION_KINDS
+from orchestrator.tasks.solutions import SOLUTION_KINDS, register_solution
 from orchestrator.tasks.verify import check_task
 from tests.tasks_library import write_library
 
@@ -33,7 +34,7 @@ def check(task: Task, runtimes: dict[str, ServiceRuntime]):  # type: ignore[no-u
 
 
 def test_every_kind_is_registered_with_its_family() -> None:
-    families = {kind: family for kind, (family, _) in SOLUTION_KINDS.items()}
+    families = {kind: sk.family for kind, sk in SOLUTION_KINDS.items()}
     assert {"reordered", "extra_reads", "search_instead_of_read", "extra_fields", "answer_paraphrase"} <= {
         k for k, f in families.items() if f == "valid"
     }
@@ -233,3 +234,10 @@ def test_a_simulated_call_is_always_run_on_a_fork_of_its_own(
                 assert not services & set(again.reader().elsewhere)
 
     asyncio.run(main())
+
+
+def test_a_kind_name_is_taken_once_and_kinds_run_in_registration_order() -> None:
+    with pytest.raises(RegistryError, match="solution kind named 'gold' is already registered"):
+        register_solution("gold", "wrong")(lambda ctx: None)
+    order = SOLUTION_KINDS.ordered()
+    assert order[0] == "gold" and order.index("reordered") < order.index("extra_delete")

@@ -8,8 +8,11 @@ existing row edited instead of a new one created, the rule ignored, every value 
 into the answer, one value off), each of which must not. A kind that does not apply to a
 task (no create to rename, no rule to ignore) makes nothing for it.
 
-Kinds are registered by name (``register_solution``), so a new way of being right or
-wrong is one function. Each gets its own rng, seeded from the task id and the kind.
+Kinds are registered by name (``register_solution``, into the ``SOLUTION_KINDS`` registry),
+so a new way of being right or wrong is one function; a package outside this tree adds one
+through the ``compoworld.solutions`` entry-point group (its value names a ``SolutionKind``).
+They run in registration order (built-ins first). Each gets its own rng, seeded from the task
+id and the kind.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compoworld.manifest import EntityDef, ServiceManifest, ToolDef
+from compoworld.registry import Registry
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.seeding import seeded_rng
 from orchestrator.models import CriterionSpec, Task, WalkStep
@@ -41,6 +45,7 @@ __all__ = [
     "Family",
     "Solution",
     "SolutionContext",
+    "SolutionKind",
     "answer_for",
     "register_solution",
 ]
@@ -121,15 +126,33 @@ class SolutionContext:
 
 
 Maker = Callable[[SolutionContext], Solution | None]
-#: kind -> (family, maker), in registration order.
-SOLUTION_KINDS: dict[str, tuple[Family, Maker]] = {}
+
+
+@dataclass(frozen=True)
+class SolutionKind:
+    """One kind of solution: whether it must complete (valid) or fail (wrong), and its maker."""
+
+    family: Family
+    maker: Maker
+
+
+def _is_solution_kind(value: object) -> SolutionKind:
+    if not isinstance(value, SolutionKind) or value.family not in ("valid", "wrong"):
+        raise TypeError(f"expected a SolutionKind with family 'valid' or 'wrong', got {value!r}")
+    return value
+
+
+#: kind name -> SolutionKind; ``ordered()`` gives registration order, the order checks run in.
+SOLUTION_KINDS: Registry[SolutionKind] = Registry(
+    "solution kind", entry_points="compoworld.solutions", check=_is_solution_kind
+)
 
 
 def register_solution(kind: str, family: Family) -> Callable[[Maker], Maker]:
     """Decorator: a maker of one kind of solution (None when the kind does not apply to a task)."""
 
     def deco(maker: Maker) -> Maker:
-        SOLUTION_KINDS[kind] = (family, maker)
+        SOLUTION_KINDS.register(kind, SolutionKind(family, maker))
         return maker
 
     return deco

@@ -292,11 +292,11 @@ async def check_task(
         )
         if solutions and not reasons:
             steps = task_steps(task)
-            for kind, (_, maker) in SOLUTION_KINDS.items():
+            for kind in SOLUTION_KINDS.ordered():
                 if kind == "gold":
                     continue
                 ctx = SolutionContext(task, steps, runtimes, seeds, rng_for(task, kind))
-                solution = maker(ctx)
+                solution = SOLUTION_KINDS.get(kind).maker(ctx)
                 if solution is None:
                     continue
                 outcome = await run_solution(
