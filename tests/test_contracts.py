@@ -98,3 +98,11 @@ def test_a_refused_simulated_call_never_reaches_the_world_model(crm: ServiceRunt
     refused = crm.dispatch("e1", "sendEmail", {"subject": 5})
     assert isinstance(refused, ToolResult) and refused.code == "invalid_arguments"
     assert refused.backend == "simulated" and crm.write_log("e1") == []
+
+
+def test_the_contracts_module_is_clean_under_mypy_strict() -> None:
+    """Issue 9: the seam every layer shares type-checks under ``--strict`` (mypy's API, in process)."""
+    api = pytest.importorskip("mypy.api", reason="mypy is a dev extra")
+    module = Path(__file__).resolve().parents[1] / "compoworld" / "contracts.py"
+    out, err, status = api.run(["--strict", "--follow-imports=silent", "--no-incremental", str(module)])
+    assert status == 0, out + err
