@@ -30,7 +30,7 @@ from tests.orchestrator_fixture import task_create, write_library  # noqa: E402
 from tests.tasks_library import write_library as scenario_library  # noqa: E402
 from trainer import smoke  # noqa: E402
 from trainer.grpo import grpo_advantages, ppo_clip_loss  # noqa: E402
-from trainer.smoke import Rollout, _play, app, run_smoke  # noqa: E402
+from trainer.smoke import Rollout, _play, cli_app, run_smoke  # noqa: E402
 from trainer.smoke_env import SmokeSetupError  # noqa: E402
 from trainer.tokenizer import build_qwen_tokenizer  # noqa: E402
 
@@ -173,7 +173,7 @@ def test_smoke_on_an_empty_library_fails_with_a_clear_message(tmp_path: Path) ->
     with pytest.raises(SmokeSetupError, match="holds no services"):
         run_smoke(library=tmp_path / "empty", steps=1, device="cpu")
     result = CliRunner().invoke(
-        app, ["--library", str(tmp_path / "empty"), "--steps", "1", "--device", "cpu"]
+        cli_app(), ["--library", str(tmp_path / "empty"), "--steps", "1", "--device", "cpu"]
     )
     assert result.exit_code == 1
     assert "holds no services" in result.output and "generated_services/" in result.output

@@ -56,8 +56,6 @@ __all__ = ["RECIPE_SAMPLING", "RecipeConfig", "run_recipe"]
 #: almost every 200-token rollout on one stray token (docs/training.md)
 RECIPE_SAMPLING = SamplingOptions(max_turns=4, max_new_tokens=128, temperature=0.8)
 
-app = typer.Typer(add_completion=False, help=__doc__)
-
 
 @dataclass
 class RecipeConfig:
@@ -314,7 +312,6 @@ def run_recipe(cfg: RecipeConfig) -> list[dict[str, Any]]:
     return metrics
 
 
-@app.command()
 def main(
     library: Annotated[
         Path | None, typer.Option(help="Library folder (default: Settings().library).")
@@ -419,5 +416,12 @@ def main(
     )
 
 
+def cli_app() -> typer.Typer:
+    """The command line, built on each call (no Typer at module level)."""
+    app = typer.Typer(add_completion=False, help=__doc__)
+    app.command()(main)
+    return app
+
+
 if __name__ == "__main__":
-    app()
+    cli_app()()

@@ -53,8 +53,6 @@ __all__ = ["MAX_POSITIONS", "Rollout", "build_tiny_model", "run_smoke"]
 
 MAX_POSITIONS = 8192  # the tiny model's context: prompt + every turn's tokens must fit
 
-app = typer.Typer(add_completion=False, help=__doc__)
-
 
 @dataclass
 class Rollout:
@@ -354,7 +352,6 @@ def run_smoke(
     return asyncio.run(embedded())
 
 
-@app.command()
 def main(
     orchestrator_url: Annotated[
         str | None, typer.Option(help="Use a running orchestrator instead of the embedded one.")
@@ -409,5 +406,12 @@ def main(
         raise typer.Exit(code=1) from exc
 
 
+def cli_app() -> typer.Typer:
+    """The command line, built on each call (no Typer at module level)."""
+    app = typer.Typer(add_completion=False, help=__doc__)
+    app.command()(main)
+    return app
+
+
 if __name__ == "__main__":
-    app()
+    cli_app()()
