@@ -192,6 +192,14 @@ class OrchestratorClient:
     async def trajectory(self, episode_id: str) -> Trajectory:
         return await self._call(Trajectory, "GET", f"/episodes/{episode_id}")
 
+    async def task_ids(self) -> list[str]:
+        """``GET /tasks``: the ids of the tasks the orchestrator serves."""
+        data = await self.request("GET", "/tasks")
+        tasks = data.get("tasks") if isinstance(data, dict) else None
+        if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+            raise OrchestratorError("GET /tasks: unexpected answer: no list of task ids under 'tasks'")
+        return tasks
+
     async def release(self, episode_id: str) -> dict[str, Any]:
         """``DELETE /episodes/{id}``: free the episode's forks (a live episode is aborted first)."""
         return dict(await self.request("DELETE", f"/episodes/{episode_id}"))

@@ -114,4 +114,4 @@ async def test_preflight_checks_the_orchestrator_serves_every_task(tmp_path: Pat
         with pytest.raises(PreflightError, match="does not serve 1 tasks"):
             await asyncio.to_thread(check_orchestrator, url, ["t-create", "t-update"])
     with pytest.raises(PreflightError, match="does not answer GET /tasks"):
-        check_orchestrator(url, ["t-create"], timeout_s=2)
+        await asyncio.to_thread(check_orchestrator, url, ["t-create"], 2)

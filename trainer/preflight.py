@@ -12,15 +12,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
-import httpx
 import pyarrow.parquet as pq
 import typer
 
 from compoworld.errors import CompoWorldError
+from orchestrator.client import OrchestratorClient, OrchestratorError
 from trainer.export_verl import AGENT_NAME, VALIDATION_AGENT_NAME
 
 __all__ = ["PreflightError", "check_orchestrator", "check_splits"]
@@ -68,11 +69,14 @@ def check_splits(train: Path, val: Path) -> tuple[list[str], list[str]]:
 
 def check_orchestrator(url: str, task_ids: Sequence[str], timeout_s: float = 10.0) -> None:
     """The orchestrator at ``url`` answers ``GET /tasks`` and knows every id (else PreflightError)."""
+
+    async def served_ids() -> list[str]:
+        async with OrchestratorClient(url, timeout_s=timeout_s, connect_timeout_s=timeout_s) as client:
+            return await client.task_ids()
+
     try:
-        resp = httpx.get(f"{url.rstrip('/')}/tasks", timeout=timeout_s)
-        resp.raise_for_status()
-        served = set(resp.json()["tasks"])
-    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        served = set(asyncio.run(served_ids()))
+    except OrchestratorError as exc:
         raise PreflightError(
             f"the orchestrator at {url} does not answer GET /tasks ({exc}); start it with "
             "`compoworld up --tasks TASKS.jsonl` and set COMPOWORLD_ORCHESTRATOR_URL"
