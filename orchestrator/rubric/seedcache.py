@@ -92,7 +92,7 @@ class SeedCache:
         #: arguments), and the open sessions whose forks hold a known history (``orchestrator.tasks.execute``)
         self.writes: Bounded = Bounded(50_000)
         #: id -> (item, its JSON text) of dumped results (the item is held, so the id stays its own)
-        self._items: Bounded = Bounded(20_000)
+        self._items: Bounded = Bounded(4_096)
         #: id(episode) -> (episode, (log length, day), its write history)
         self._histories: Bounded = Bounded(4_096)
         self.live: list[Any] = []
