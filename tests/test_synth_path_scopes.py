@@ -594,3 +594,55 @@ def test_a_required_key_argument_of_a_list_scopes_its_rows_or_filters_the_field_
     }
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+def test_a_number_key_is_an_integer_and_a_numeric_field_is_no_reference_by_name(tmp_path: Path) -> None:
+    """bulksms declares webhook ``id: number``; Docker Hub's tags carry ``repository: integer`` (the
+    repository's number) under ``/repositories/{repository}`` (its name), and answer HEAD without a body."""
+    hook = {"type": "object", "properties": {"id": {"type": "number"}, "url": {"type": "string"}}}
+    tag = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "repository": {"type": "integer"},
+            "size": {"type": "integer"},
+        },
+    }
+    repo, name = _param("repository"), _param("tag")
+    hooks = {"$ref": "#/components/schemas/Hook"}
+    tags = {"$ref": "#/components/schemas/Tag"}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Hub", "version": "1"},
+        "paths": {
+            "/webhooks": {
+                "get": {"operationId": "listHooks", "responses": _ok({"type": "array", "items": hooks})},
+            },
+            "/webhooks/{id}": {
+                "get": {"operationId": "getHook", "parameters": [_param("id")], "responses": _ok(hooks)},
+            },
+            "/repositories/{repository}/tags": {
+                "get": {
+                    "operationId": "listTags",
+                    "parameters": [repo],
+                    "responses": _ok({"type": "array", "items": tags}),
+                }
+            },
+            "/repositories/{repository}/tags/{tag}": {
+                "get": {"operationId": "getTag", "parameters": [repo, name], "responses": _ok(tags)},
+                "head": {"operationId": "checkTag", "parameters": [repo, name], "responses": _ok(tags)},
+            },
+        },
+        "components": {"schemas": {"Hook": hook, "Tag": tag}},
+    }
+    spec = tmp_path / "hub.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    hook_entity, tag_entity = rt.manifest.entity("webhook"), rt.manifest.entity("tag")
+    assert hook_entity is not None and hook_entity.pk_type == "integer"
+    assert tag_entity is not None
+    columns = {c.name: c for c in tag_entity.columns}
+    assert columns["repository"].type == "integer" and columns["repository"].ref is None
+    assert columns["repository_id"].ref == "repository"
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

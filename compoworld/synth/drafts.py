@@ -150,8 +150,9 @@ def _column_type(schema: dict[str, Any]) -> ColumnType:
 
 
 def _pk_type(draft: EntityDraft, declared: ColumnType) -> ColumnType:
-    """Integer when the key field or the id parameter says so (callers must be able to pass it)."""
-    if declared == "integer" or any(
+    """Integer when the key field (``id: number`` too) or the id parameter says so (callers must be
+    able to pass it)."""
+    if declared in ("integer", "number") or any(
         json_type(p.json_schema) in ("integer", "number") for p in draft.pk_params
     ):
         return "integer"
@@ -246,6 +247,16 @@ def _rank(f: FieldDraft, pk: str, ref_sources: set[str]) -> tuple[int, int]:
     return (4 if scalar else 6, f.order)
 
 
+def _holds_key(field: dict[str, Any], param: FieldSpec) -> bool:
+    """Whether a field can hold the key a path parameter passes: a numeric field cannot hold a
+    name (Docker Hub's tag ``repository: integer`` is the repository's number, ``{repository}`` its
+    name); an id-named text parameter (``{customerId}: string``) may well carry a number."""
+    numeric = _column_type(field) in ("integer", "number")
+    text = json_type(param.json_schema) in ("string", None)
+    named = split_words(param.original_name or param.name)[-1:] not in (["id"], ["ids"], ["number"], ["no"])
+    return not (numeric and text and named)
+
+
 def _parent_sources(draft: EntityDraft) -> dict[str, str]:
     """Parent entity -> the field holding its key (added when the schemas have none)."""
     out: dict[str, str] = {}
@@ -253,6 +264,8 @@ def _parent_sources(draft: EntityDraft) -> dict[str, str]:
         keys = {match_key(f.source): f.source for f in draft.fields.values()}
         own = match_key(param.original_name or param.name)
         found = (keys.get(own) if own != "id" else None) or keys.get(match_key(parent + "_id"))
+        if found is not None and not _holds_key(draft.fields[found].schema, param):
+            found = keys.get(match_key(parent + "_id"))  # ``repository: integer`` is no ``{repository}``
         if found is None:
             found = parent + "_id"
             schema = dict(param.json_schema) or {"type": "string"}
