@@ -11,8 +11,17 @@ import asyncio
 import pytest
 from fastapi import FastAPI, Request
 
+from orchestrator import hop as hop_module
 from orchestrator.hop import KEEPALIVE_S, Hop, HopError, HopTooLarge
 from tests.orchestrator_fixture import serving
+
+
+@pytest.fixture(params=["lane", "aiohttp"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each hop test on both of the hop's paths: its own lane (plain http) and aiohttp (the rest)."""
+    if request.param == "aiohttp":
+        monkeypatch.setattr(hop_module, "_plain_request", lambda *args: None)
+    return str(request.param)
 
 
 def counting_app() -> tuple[FastAPI, dict[str, int]]:
@@ -36,7 +45,7 @@ def counting_app() -> tuple[FastAPI, dict[str, int]]:
     return app, seen
 
 
-async def test_a_connection_idle_past_the_servers_keep_alive_is_not_reused() -> None:
+async def test_a_connection_idle_past_the_servers_keep_alive_is_not_reused(path: str) -> None:
     """uvicorn closes idle connections after 5 s; the hop drops its own sooner (3 s)."""
     assert KEEPALIVE_S < 5
     app, _ = counting_app()
@@ -49,7 +58,7 @@ async def test_a_connection_idle_past_the_servers_keep_alive_is_not_reused() -> 
     await hop.aclose()
 
 
-async def test_requests_after_the_server_closed_idle_connections_still_run_exactly_once() -> None:
+async def test_requests_after_the_server_closed_idle_connections_still_run_exactly_once(path: str) -> None:
     app, seen = counting_app()
     hop = Hop(10.0, connect_s=5.0)
     async with serving(app, keep_alive_s=1) as url:  # a server that closes idle connections sooner
@@ -63,14 +72,14 @@ async def test_requests_after_the_server_closed_idle_connections_still_run_exact
     await hop.aclose()
 
 
-async def test_answers_over_the_limit_are_refused_and_dead_servers_are_hop_errors() -> None:
+async def test_answers_over_the_limit_are_refused_and_dead_servers_are_hop_errors(path: str) -> None:
     app, _ = counting_app()
     hop = Hop(10.0, connect_s=2.0)
     async with serving(app) as url:
         with pytest.raises(HopTooLarge, match="limit"):
             await hop.request("GET", f"{url}/big", max_bytes=10_000)
         assert len((await hop.request("GET", f"{url}/big", max_bytes=200_000)).content) > 100_000
-    with pytest.raises(HopError, match="cannot connect"):
+    with pytest.raises(HopError, match="cannot connect" if path == "lane" else "ClientConnectorError"):
         await hop.request("GET", f"{url}/x")  # the server is gone
     await hop.aclose()
 
@@ -165,11 +174,11 @@ async def test_a_redirect_is_followed_as_aiohttp_follows_it() -> None:
     await hop.aclose()
 
 
-async def test_callers_beyond_the_lanes_connections_wait_for_one() -> None:
+async def test_callers_beyond_the_lanes_connections_wait_for_one(path: str) -> None:
     app, _ = counting_app()
     hop = Hop(10.0, connect_s=5.0, max_connections=3)
     async with serving(app) as url:
         answers = await asyncio.gather(*(hop.request("POST", f"{url}/x", json={"i": i}) for i in range(30)))
         assert sorted(a.json()["echo"]["i"] for a in answers) == list(range(30))
-        assert sum(len(v) for v in hop._lane._idle.values()) <= 3
+        assert sum(len(v) for v in hop._lane._idle.values()) <= 3  # (none on aiohttp's path)
     await hop.aclose()
