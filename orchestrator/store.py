@@ -532,7 +532,13 @@ class RedisEpisodeStore:
         self._turns[episode_id] = turn
         held = asyncio.Event()
         held.set()
-        renew = asyncio.create_task(self._renew(episode_id, turn.token, held))
+        # the renewer starts only once the turn has lasted a third of the lease: most turns end
+        # sooner, and a task made and cancelled per turn costs more than the turn's timer
+        renewer: list[asyncio.Task[None]] = []
+        start = asyncio.get_running_loop().call_later(
+            self.lease_s / 3,
+            lambda: renewer.append(asyncio.ensure_future(self._renew(episode_id, turn.token, held))),
+        )
         failed = True
         try:
             async with asyncio.timeout(self.turn_limit_s):  # a turn stuck here must not hold the lock forever
@@ -545,8 +551,10 @@ class RedisEpisodeStore:
             raise EpisodeBusy(f"the turn did not finish within {self.turn_limit_s:g} s; retry") from None
         finally:
             held.clear()  # the renewer stops at its next wake-up even if the cancel below is lost
-            renew.cancel()
-            await asyncio.wait({renew}, timeout=1.0)
+            start.cancel()
+            for renew in renewer:
+                renew.cancel()
+                await asyncio.wait({renew}, timeout=1.0)
             if self._turns.get(episode_id) is turn:
                 del self._turns[episode_id]
             await self._end(episode_id, turn, quiet=failed)
@@ -592,22 +600,21 @@ class RedisEpisodeStore:
                 log.warning("episode %s: the failed turn's last write was fenced off", episode_id[:8])
 
     async def _renew(self, episode_id: str, token: str, held: asyncio.Event) -> None:
+        """Renew the turn's lease now (a third of it has passed) and every third of it after."""
         while held.is_set():
-            await asyncio.sleep(self.lease_s / 3)
-            if not held.is_set():
-                return
             try:
                 renewed = await self._renew_script(
                     keys=[self._key("lock", episode_id)], args=[token, int(self.lease_s * 1000)]
                 )
             except Exception:  # the store did not answer: try again at the next wake-up
                 log.warning("could not renew the turn lock of episode %s", episode_id[:8], exc_info=True)
-                continue
+                renewed = True
             if not renewed:
                 log.warning(
                     "lost the turn lock of episode %s; the version check fences this turn", episode_id[:8]
                 )
                 return
+            await asyncio.sleep(self.lease_s / 3)
 
     async def aclose(self) -> None:
         await self.lane.aclose()
