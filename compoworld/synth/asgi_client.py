@@ -127,8 +127,14 @@ class AsgiClient:
 @functools.lru_cache(maxsize=8)
 def _client_basics(base_url: str) -> tuple[httpx.URL, httpx.Headers]:
     """The base URL (with httpx's trailing slash) and default headers of ``httpx.AsyncClient(base_url=...)``."""
-    with httpx.Client(base_url=base_url) as client:  # only read, never sent through
-        return client.base_url, httpx.Headers(client.headers)
+    client = httpx.AsyncClient(
+        base_url=base_url, transport=httpx.ASGITransport(app=_no_app)
+    )  # never sent through
+    return client.base_url, httpx.Headers(client.headers)
+
+
+async def _no_app(scope: Any, receive: Any, send: Any) -> None:
+    raise RuntimeError("not an app: only the client's defaults are read")
 
 
 def _encode(json: Any, content: bytes | str | None) -> tuple[bytes, dict[str, str]]:

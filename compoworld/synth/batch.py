@@ -320,7 +320,13 @@ class _Workers:
         self.limit = max(1, options.recycle) * self.workers
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload(
-            ["compoworld.synth.build", "compoworld.synth.verify", "compoworld.synth.select"]
+            # prewarm builds a tiny service: workers forked after it skip a second of lazy imports
+            [
+                "compoworld.synth.build",
+                "compoworld.synth.verify",
+                "compoworld.synth.select",
+                "compoworld.synth.prewarm",
+            ]
         )
         self.pool = self._fresh()
         self.submitted = 0

@@ -41,6 +41,8 @@ class Checker(Protocol):
 
     def episode(self) -> str: ...
 
+    def seed_hash(self) -> str: ...
+
     async def call(self, episode: str | None, tool: str, args: dict[str, Any]) -> ToolResult: ...
 
     async def expect_ok(self, episode: str | None, tool: ToolDef, args: dict[str, Any]) -> Any: ...
@@ -267,7 +269,7 @@ async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
                 raise CheckFailure(
                     f"{tool.name} on {entity.name} '{rows[0][entity.pk]}' answered another row"
                 )
-        if ck.rt.state_hash(episode) != ck.rt.state_hash(None):  # the seed view: what the fork started from
+        if ck.rt.state_hash(episode) != ck.seed_hash():  # the seed view: what the fork started from
             raise CheckFailure(f"{tool.name} (a read) changed the typed state")
         checks.append("lookup answers from the addressed row")
     if tool.pk_arg is None:  # a record addressed without a key: nothing else to address
