@@ -646,3 +646,54 @@ def test_a_number_key_is_an_integer_and_a_numeric_field_is_no_reference_by_name(
     assert columns["repository_id"].ref == "repository"
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+def test_a_game_log_feed_keeps_the_columns_its_arguments_filter_and_counts_its_games(tmp_path: Path) -> None:
+    """``/{format}/PlayerGameStatsBySeason/{season}/{playerid}/{numberofgames}`` over a 50-field log:
+    ``Season`` and ``PlayerID`` survive the column cap, ``PlayerID`` references the player, and
+    ``numberofgames`` (text on the path) is the page size."""
+    fmt = {
+        "name": "format",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "enum": ["XML", "JSON"]},
+    }
+    stats = {f"Stat{i:02d}": {"type": "integer"} for i in range(48)}
+    tail = {"Season": {"type": "integer"}, "PlayerID": {"type": "integer"}}
+    log = {"type": "object", "properties": {"StatID": {"type": "integer"}, **stats, **tail}}
+    player = {"type": "object", "properties": {"PlayerID": {"type": "integer"}, "Name": {"type": "string"}}}
+    params = [fmt, _param("season"), _param("playerid"), _param("numberofgames")]
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Logs", "version": "1"},
+        "paths": {
+            "/{format}/Player/{playerid}": {
+                "get": {
+                    "operationId": "Player",
+                    "parameters": [fmt, _param("playerid")],
+                    "responses": _ok({"$ref": "#/components/schemas/Player"}),
+                }
+            },
+            "/{format}/PlayerGameStatsBySeason/{season}/{playerid}/{numberofgames}": {
+                "get": {
+                    "operationId": "PlayerGameLogsBySeason",
+                    "parameters": params,
+                    "responses": _ok(
+                        {"type": "array", "items": {"$ref": "#/components/schemas/PlayerGameLog"}}
+                    ),
+                }
+            },
+        },
+        "components": {"schemas": {"Player": player, "PlayerGameLog": log}},
+    }
+    spec = tmp_path / "logs.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tool = {t.name: t for t in rt.manifest.tools}["PlayerGameLogsBySeason"]
+    assert tool.backend == "implemented" and tool.limit_arg == "numberofgames", tool.simulated_reason
+    entity = rt.manifest.entity(tool.entity or "")
+    assert entity is not None
+    columns = {c.name: c for c in entity.columns}
+    assert "Season" in columns and columns["PlayerID"].ref == "player"
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

@@ -65,6 +65,8 @@ class EntityDraft:
     body_required: set[str] = field(default_factory=set)
     creates: int = 0
     singleton: bool = False
+    #: Fields a list's required arguments filter on: kept when the columns are capped.
+    filtered: set[str] = field(default_factory=set)
 
     def add_field(self, draft: FieldDraft) -> None:
         """Keep the first declaration of a property, enriched by later ones."""
@@ -291,7 +293,9 @@ def _build(draft: EntityDraft, names: set[str], prefix: str, scoping: list[Field
     _path_constraints(draft, pk, scoping)
     parents = _parent_sources(draft)
     ref_sources = set(parents.values())
-    kept = sorted(draft.fields.values(), key=lambda f: _rank(f, pk, ref_sources))[:MAX_COLUMNS]
+    kept = sorted(draft.fields.values(), key=lambda f: _rank(f, pk, ref_sources | draft.filtered))[
+        :MAX_COLUMNS
+    ]
     kept.sort(key=lambda f: (f.source != pk, f.order))
     taken: set[str] = set()
     columns: list[ColumnDef] = []

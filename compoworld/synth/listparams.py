@@ -58,6 +58,8 @@ _ORDER_KEYS = frozenset(
     {"sortorder", "sortdirection", "sortdir", "direction", "dir", "orderdirection", "orderdir", "desc"}
     | {"order", "sortasc", "ascending", "descending", "sortingorder", "sortmode"}
 )
+#: Heads of a page-size name spelt out (``numberOfGames``, ``maxNumberOfResults``).
+_COUNT_OF = ("numberof", "maxnumberof", "numof", "countof")
 _DIRECTIONS = frozenset({"asc", "desc", "ascending", "descending", "1", "-1"})
 #: Words that wrap a filter's name (``q[model_cont]``, ``filter[status]``, ``where[name]``).
 _WRAPPERS = frozenset({"q", "filter", "filters", "where", "search", "query", "f"})
@@ -122,7 +124,7 @@ def _is_count(p: FieldSpec, key: str) -> bool:
     kind = _type(p)
     return kind in ("integer", "number") or (
         kind == "string"
-        and key in _PLAIN_PAGING
+        and (key in _PLAIN_PAGING or key.startswith(_COUNT_OF))
         and not p.json_schema.get("enum")
         and not p.json_schema.get("format")
     )
@@ -277,7 +279,8 @@ class ListBinder:
         if "search_arg" not in fields and key in SEARCH_KEYS and _is_text(p) and self.column(key) is None:
             fields["search_arg"] = p.name
             return True
-        if "limit_arg" not in fields and key in LIMIT_KEYS and _is_count(p, key) and self.column(key) is None:
+        counted = key in LIMIT_KEYS or key.startswith(_COUNT_OF)  # ``numberofgames``: the last N games
+        if "limit_arg" not in fields and counted and _is_count(p, key) and self.column(key) is None:
             fields["limit_arg"] = p.name
             return True
         is_from_date = key == "from" and _is_dateish(p)

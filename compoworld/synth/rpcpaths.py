@@ -202,6 +202,8 @@ def scope_by_key_args(spec: ServiceSpec, drafts: list[EntityDraft], targets: dic
         for param in tool.params:
             if not param.required or param.location not in ("path", "query"):
                 continue
+            key = match_key(param.original_name or param.name)
+            draft.filtered |= {f for f in draft.fields if match_key(f) == key}  # kept under the cap
             if param.name == target.pk_param or param.name in target.parent_params:
                 continue
             if json_type(param.json_schema) not in ("string", "integer", None) or param.json_schema.get(
@@ -210,9 +212,12 @@ def scope_by_key_args(spec: ServiceSpec, drafts: list[EntityDraft], targets: dic
                 continue
             own = param.original_name or param.name
             parent = _key_parent(own, set(by_name))
-            if parent is None or parent == draft.name or match_key(own) in fields:
+            if parent is None or parent == draft.name:
                 continue
-            if {match_key(parent + "_id"), match_key(parent)} & fields:  # ``target.id``: the row's own field
+            # the row's field of that name references a known entity (``PlayerID`` of a game log); else
+            # it is the row's own field (``Branch``, a ``target`` object), which the list filters on
+            named = {match_key(own), match_key(parent + "_id"), match_key(parent)} & fields
+            if named and (parent not in by_name or by_name[parent].implicit or match_key(parent) in named):
                 continue
             if parent not in by_name:
                 by_name[parent] = implicit_parent(parent, param)

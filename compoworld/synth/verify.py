@@ -159,6 +159,14 @@ class _Checker:
             for name in (tool.limit_arg, tool.offset_arg):
                 if name and name not in required:
                     args.pop(name, None)
+                elif name:  # a required page size or offset: a count, even where the spec types it as text
+                    first = 10 if name == tool.limit_arg else 1 if "page" in name.lower() else 0
+                    low, high = props[name].get("minimum"), props[name].get("maximum")
+                    first = max(first, low) if isinstance(low, int) and not isinstance(low, bool) else first
+                    first = (
+                        min(first, high) if isinstance(high, int) and not isinstance(high, bool) else first
+                    )
+                    args[name] = as_arg(props[name], first)
             if tool.search_arg and tool.search_arg not in required:
                 args.pop(tool.search_arg, None)
             for name in tool.arg_columns:
