@@ -88,3 +88,26 @@ def test_a_null_or_blank_json_body_is_refused_not_read_as_none() -> None:
     for body in (b"null", b"\r\n"):
         answer = client.post("/v1/payments", content=body, headers=headers)
         assert answer.status_code in (400, 422), (body, answer.status_code, answer.text)
+
+
+def test_a_simple_style_value_holding_a_comma_is_read_up_to_the_next_declared_key() -> None:
+    meta = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "parent_folder_id": {"type": "string"}},
+    }
+    wire = WireFormat(_tool(meta=meta))
+    decoded = wire.decode({}, [("meta", "name,a,b,parent_folder_id,c")], {})
+    assert decoded == {"meta": {"name": "a,b", "parent_folder_id": "c"}}
+
+
+def test_a_huge_page_offset_is_an_empty_page_not_a_failure() -> None:
+    from starlette.testclient import TestClient
+
+    from compoworld.runtime import ServiceRuntime, create_service_app
+    from compoworld.settings import Settings, bundled_library
+
+    cfg = Settings.defaults(admin_token="t")
+    runtime = ServiceRuntime.from_folder(bundled_library() / "postmark", cfg)
+    client = TestClient(create_service_app(runtime, cfg))
+    answer = client.get("/templates", params={"count": 10, "offset": 10**30})
+    assert answer.status_code == 200, answer.text

@@ -24,6 +24,7 @@ __all__ = ["INTEGER_TEXT", "OPERATORS", "ListQuery", "sort_terms"]
 
 _MAX_LIMIT = 500
 _DEFAULT_LIMIT = 50
+_MAX_OFFSET = 2**62  # an offset beyond it is as far past the rows, and SQLite's INTEGER holds it
 _DESC = frozenset({"desc", "descending", "-1", "down", "reverse"})
 _ASC = frozenset({"asc", "ascending", "1", "up"})
 _NEWEST = frozenset({"newest", "latest", "recent", "mostrecent", "newestfirst"})
@@ -274,12 +275,13 @@ class ListQuery:
             raise ArgumentError(arg or "limit", f"argument '{arg}' must be an integer") from exc
         if tool.offset_arg and "page" in tool.offset_arg.lower() and offset is not None:
             plan.offset = max(0, plan.offset - 1) * plan.limit
+        plan.offset = min(plan.offset, _MAX_OFFSET)  # past every row, within SQLite's INTEGER
         for arg, slot in ((listing.cursor_arg, "after"), (listing.before_arg, "before")):
             if arg and arg in given:
                 value = given[arg]
                 if listing.cursor_by == "offset":
                     try:
-                        plan.offset = max(0, int(value))
+                        plan.offset = min(max(0, int(value)), _MAX_OFFSET)
                     except (TypeError, ValueError) as exc:
                         raise ArgumentError(
                             arg, f"argument '{arg}': {value!r} is no cursor of this list"

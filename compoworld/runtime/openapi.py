@@ -190,11 +190,22 @@ def _request_body(tool: ToolDef, manifest: ServiceManifest | None = None) -> dic
     return {"required": bool(needed), "content": content}
 
 
+def _no_min_items(node: Any) -> Any:
+    """A response schema without ``minItems``: a world can hold none of a thing (a page past the
+    end, a list with no rows yet), and an answer never invents one to fill a minimum."""
+    if isinstance(node, list):
+        return [_no_min_items(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: _no_min_items(v) for k, v in node.items() if k != "minItems"}
+
+
 def _responses(tool: ToolDef) -> dict[str, Any]:
     shape = tool.shape
     success: dict[str, Any] = {"description": "Success"}
     if shape.body:
-        success["content"] = {"application/json": {"schema": tool.output_schema or {}}}
+        body = _no_min_items(tool.output_schema or {})
+        success["content"] = {"application/json": {"schema": body}}
     error_schema = shape.error_schema or ENVELOPE_SCHEMA
     out: dict[str, Any] = {str(shape.status): success}
     for code_status, text in _ERRORS.items():

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from compoworld.manifest import EntityDef, ResponseShape, ToolDef
 from compoworld.runtime.error_body import STATUS_KEYS, compile_error
@@ -128,7 +128,7 @@ class Shaper:
             where = tool.arg_locations.get(name, "query")
             text = value if isinstance(value, str) else json.dumps(value)
             if where == "path" and "{" + name + "}" in path:
-                path = path.replace("{" + name + "}", str(text))
+                path = path.replace("{" + name + "}", quote(str(text), safe=""))  # a URI reference
             elif where == "query" and value is not None:
                 query.append((tool.wire_names.get(name, name), str(text)))
         return path + ("?" + urlencode(query) if query else "")

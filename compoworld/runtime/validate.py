@@ -140,7 +140,7 @@ def json_schema_nullable(schema: Any, *, drop_keyword: bool = False) -> Any:
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # RFC 3339, read leniently as agents write it: the seconds and the offset optional, or a bare day
 _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 
 
 def _is_date(text: str) -> bool:
@@ -180,6 +180,14 @@ def _one_of_as_any_of(schema: Any) -> Any:
     if "oneOf" in out and "anyOf" not in out:
         out["anyOf"] = out.pop("oneOf")
     return out
+
+
+_WIDTHS: dict[str, tuple[int, int]] = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
 
 
 def _needs_deep_check(schema: dict[str, Any]) -> bool:
@@ -222,6 +230,8 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     type_label = " or ".join(sorted(types)) or "any"
     fmt = schema.get("format")
     fmt_ok = FORMATS.get(fmt) if isinstance(fmt, str) and "string" in types else None
+    # an integer's declared width bounds it (schemathesis, and the real API, read int32 so)
+    width = _WIDTHS.get(fmt) if isinstance(fmt, str) and types & {"integer", "number"} else None
 
     def check(value: Any) -> None:
         if value is None:
@@ -230,6 +240,8 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
             raise ArgumentError(name, f"argument '{name}' must not be null (expected {type_label})")
         if not _is_type(value, types):
             raise ArgumentError(name, f"argument '{name}' must be {type_label}, got {type(value).__name__}")
+        if width is not None and isinstance(value, int) and not width[0] <= value <= width[1]:
+            raise ArgumentError(name, f"argument '{name}' is out of range for {fmt}")
         if fmt_ok is not None and isinstance(value, str) and not fmt_ok(value):
             raise ArgumentError(name, f"argument '{name}' must be a {fmt} (got {value[:40]!r})")
         if enum_set is not None and repr(value) not in enum_set:

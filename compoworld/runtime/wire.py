@@ -179,16 +179,28 @@ class WireFormat:
             try:
                 return json.loads(texts[-1])
             except ValueError:
-                return _simple_object(texts[-1])
+                return _simple_object(texts[-1], schema.get("properties"))
         return coerce_text(texts[-1], schema)
 
 
-def _simple_object(text: str) -> Any:
-    """An object in OpenAPI's ``simple``/``form`` style: ``k=v,k2=v2`` (exploded) or ``k,v,k2,v2``;
-    the text itself when it is neither (the argument's check names the problem)."""
+def _simple_object(text: str, props: Any = None) -> Any:
+    """An object in OpenAPI's ``simple``/``form`` style: ``k=v,k2=v2`` (exploded) or ``k,v,k2,v2``
+    (a value holding a comma is read up to the next declared key); the text itself when it is
+    neither (the argument's check names the problem)."""
     parts = text.split(",") if text else []
     if parts and all("=" in p for p in parts):
         return dict(p.split("=", 1) for p in parts)
+    keys = set(props) if isinstance(props, dict) else set()
+    if parts and keys and parts[0] in keys:
+        out: dict[str, str] = {}
+        key, value = parts[0], list[str]()
+        for part in parts[1:]:
+            if part in keys and value and part not in out and part != key:
+                out[key], key, value = ",".join(value), part, []
+            else:
+                value.append(part)
+        out[key] = ",".join(value)
+        return out
     if len(parts) % 2 == 0:
         return dict(zip(parts[::2], parts[1::2], strict=True))
     return text
