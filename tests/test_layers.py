@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -52,8 +53,15 @@ def source(module: str) -> Path:
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
+#: a registry's lazy target (``"orchestrator.agents.oracle:OracleAgent"``): an import made on first use
+LAZY_TARGET = re.compile(r"((?:compoworld|orchestrator|trainer)(?:\.\w+)*):[A-Za-z_][\w.]*")
+
+
 def imported(module: str) -> list[tuple[int, str]]:
-    """(line, module) of every import of our packages in ``module``, wherever it stands."""
+    """(line, module) of every import of our packages in ``module``, wherever it stands.
+
+    Lazy ``"package.module:attr"`` strings count as imports: a registry imports them on first use.
+    """
     tree = ast.parse(source(module).read_text(encoding="utf-8"))
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
@@ -61,6 +69,10 @@ def imported(module: str) -> list[tuple[int, str]]:
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            lazy = LAZY_TARGET.fullmatch(node.value)
+            if lazy:
+                out.append((node.lineno, lazy.group(1)))
     return [(line, name) for line, name in out if name.split(".")[0] in PACKAGES]
 
 
@@ -69,6 +81,11 @@ ALL = modules()
 
 def test_the_layer_map_covers_the_packages() -> None:
     assert len(ALL) > 100 and "compoworld.contracts" in ALL and "compoworld.cli" in ALL
+
+
+def test_lazy_registry_targets_count_as_imports() -> None:
+    lazy = [target for m in ALL for _, target in imported(m) if m == "orchestrator.agents"]
+    assert "orchestrator.agents.oracle" in lazy  # registered as a string, imported on first use
 
 
 @pytest.mark.parametrize("module", ALL)
