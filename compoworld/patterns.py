@@ -210,6 +210,7 @@ class _Sampler(rstr.Rstr):
 # ``_Sampler`` fails.
 
 _Node = Any  # Callable[[_Draw], str]
+_ANY = [c for c in string.printable if c != "\n"]
 
 
 class _Draw:
@@ -270,6 +271,11 @@ def _compile_state(state: Any) -> _Node:
     if name == "branch":
         alternatives = [_seq([_compile_state(i) for i in alt]) if alt else (lambda d: "") for alt in value[1]]
         return lambda d: d.rng.choice(alternatives)(d)
+    if name == "any":  # rstr: ``printable(1, exclude="\n")``, one choice (shuffling one item draws nothing)
+        return lambda d: d.rng.choice(_ANY)
+    if name == "not_literal":
+        others = string.printable.replace(chr(value), "")
+        return lambda d: d.rng.choice(others)
     if name in ("at", "assert_not"):
         return lambda d: ""
     if name == "groupref":

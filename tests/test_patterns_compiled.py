@@ -16,6 +16,11 @@ from compoworld.patterns import sample, sample_walked
 
 PATTERNS: list[str] = json.loads(
     r"""[
+    ".{3,40}",
+    "[^x].",
+    "x[^\\n]y",
+    "(?s).+",
+    "\\W\\S\\D",
     "^(a|b)\\1$",
     "(?P<x>[0-9]{2})-(?P=x)",
     "^[^a-z]{3}$",
