@@ -26,18 +26,28 @@ def rss_mib() -> float:
     return 0.0
 
 
+def _free_text(schema: dict[str, Any]) -> bool:
+    """A string argument any short text fits (no format, pattern, enum or tight length bound)."""
+    if schema.get("type") != "string" or any(k in schema for k in ("format", "pattern", "enum", "const")):
+        return False
+    return int(schema.get("maxLength", 64)) >= 16 and int(schema.get("minLength", 0)) <= 6
+
+
 def _create_tool(rt: ServiceRuntime) -> tuple[str, str, str, str]:
-    """An implemented create tool with one required string argument: (tool, arg, table, column)."""
+    """An implemented create tool that one free-text argument satisfies: (tool, arg, table, column)."""
     for bound in rt.tools.values():
         d = bound.defn
         if d.operation != "create" or bound.backend != "implemented" or bound.table is None:
             continue
         props = d.input_schema.get("properties", {})
-        for arg in d.input_schema.get("required", []) or sorted(props):
+        required = list(d.input_schema.get("required", []) or [])
+        for arg in required or sorted(props):
             column = d.arg_columns.get(arg)
-            if props.get(arg, {}).get("type") == "string" and column and bound.table.by_name.get(column):
+            if set(required) - {arg} or not _free_text(props.get(arg, {})):
+                continue
+            if column and bound.table.by_name.get(column):
                 return d.name, arg, bound.table.name, column
-    raise SystemExit(f"{rt.name}: no implemented create tool with a string argument")
+    raise SystemExit(f"{rt.name}: no implemented create tool that one free-text argument satisfies")
 
 
 async def bench_live(
