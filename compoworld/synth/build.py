@@ -276,12 +276,16 @@ def release_caches() -> None:
     """Drop what FastAPI caches per route handler (``lru_cache(maxsize=4096)`` in
     ``fastapi.dependencies.models``): each entry keeps a built service's runtime alive, so a
     process that builds or loads thousands of services would otherwise hold on to all of them."""
+    from fastapi import routing
     from fastapi.dependencies import models
 
     for value in vars(models).values():
         clear = getattr(value, "cache_clear", None)
         if callable(clear):
             clear()
+    contexts = getattr(routing, "_endpoint_context_cache", None)  # keyed by id(endpoint): grows per app
+    if isinstance(contexts, dict):
+        contexts.clear()
 
 
 def _guard_existing(final: Path, source: str) -> None:

@@ -28,7 +28,7 @@ from compoworld.runtime.tables import quote
 from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
-from compoworld.synth.asgi_client import AsgiClient
+from compoworld.synth.asgi_client import AsgiClient, prime_endpoint_contexts
 from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
@@ -327,6 +327,7 @@ def _key_of(tool: ToolDef, body: Any, pk: str) -> Any:
 async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None = None) -> VerifyReport:
     """Run every check against one loaded service."""
     app = create_service_app(runtime, Settings.defaults(admin_token=_TOKEN))
+    prime_endpoint_contexts(app)
     client = AsgiClient(app, "http://verify")  # the requests httpx.ASGITransport sends, without httpx
     health = await client.get(f"{RESERVED_PREFIX}/health")
     if health.status_code != 200:
