@@ -111,3 +111,17 @@ def test_a_huge_page_offset_is_an_empty_page_not_a_failure() -> None:
     client = TestClient(create_service_app(runtime, cfg))
     answer = client.get("/templates", params={"count": 10, "offset": 10**30})
     assert answer.status_code == 200, answer.text
+
+
+def test_a_key_past_sqlites_integer_is_not_found() -> None:
+    from starlette.testclient import TestClient
+
+    from compoworld.runtime import ServiceRuntime, create_service_app
+    from compoworld.settings import Settings, bundled_library
+
+    cfg = Settings.defaults(admin_token="t")
+    runtime = ServiceRuntime.from_folder(bundled_library() / "postmark", cfg)
+    runtime.fork("ep-big")
+    client = TestClient(create_service_app(runtime, cfg))
+    answer = client.delete(f"/triggers/inboundrules/{10**30}", headers={"X-Episode-Id": "ep-big"})
+    assert answer.status_code == 404, answer.text

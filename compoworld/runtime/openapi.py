@@ -15,6 +15,7 @@ from typing import Any
 from compoworld.manifest import ServiceManifest, ToolDef
 from compoworld.runtime.listquery import INTEGER_TEXT, OPERATORS
 from compoworld.runtime.rest import RESERVED_PREFIX, RoutePlan
+from compoworld.runtime.validate import shapes_typed
 
 __all__ = ["ENVELOPE_SCHEMA", "openapi_document"]
 
@@ -229,7 +230,11 @@ def _operation(tool: ToolDef, manifest: ServiceManifest | None = None) -> dict[s
         op["description"] = tool.description
     body = _request_body(tool, manifest)
     if body is not None:
+        for media in body["content"].values():  # what the argument check holds (shapes_typed)
+            media["schema"] = shapes_typed(media["schema"])
         op["requestBody"] = body
+    for param in op["parameters"]:
+        param["schema"] = shapes_typed(param["schema"])
     return op
 
 

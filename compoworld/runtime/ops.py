@@ -109,6 +109,8 @@ def _key(tool: ToolDef, table: EntityTable, args: dict[str, Any]) -> Any:
     pk_col = table.by_name[table.pk]
     if pk_col.type == "integer" and isinstance(key, str) and key.lstrip("-").isdigit():
         key = int(key)
+    if isinstance(key, int) and not -(2**63) <= key < 2**63:  # past SQLite's INTEGER: no such row
+        raise ToolFailure("not_found", f"{table.entity.name} '{key}' not found")
     return key
 
 

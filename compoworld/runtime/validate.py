@@ -9,13 +9,17 @@ validator. Errors name the field, so the agent can act on them.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from compoworld.patterns import first_error, schema_validator
+from jsonschema import FormatChecker, Validator
 
-__all__ = ["ArgsValidator", "ArgumentError", "coerce_text", "json_schema_nullable"]
+from compoworld.patterns import SchemaValidator, first_error
+
+__all__ = ["ArgsValidator", "ArgumentError", "coerce_text", "json_schema_nullable", "shapes_typed"]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -169,6 +173,55 @@ FORMATS: dict[str, Callable[[str], bool]] = {
 }
 
 
+_FORMAT_CHECKER = FormatChecker(formats=())
+for _name, _ok in FORMATS.items():
+    _FORMAT_CHECKER.checks(_name)(lambda v, ok=_ok: not isinstance(v, str) or ok(v))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached(key: str) -> Validator:
+    return SchemaValidator(json.loads(key), format_checker=_FORMAT_CHECKER)
+
+
+def _deep_validator(schema: dict[str, Any]) -> Validator | None:
+    """The compiled check of an argument's nested structure, its string formats (``FORMATS``) held
+    at every depth; None when the schema cannot be serialised."""
+    try:
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return None
+    return _cached(key)
+
+
+def _walk(schema: dict[str, Any], each: Callable[[Any], Any]) -> dict[str, Any]:
+    """``schema`` with ``each`` applied to its subschemas (a map of them, like ``properties``, is
+    mapped by value: a property may be called ``items`` or ``oneOf``); other keywords kept."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {k: each(v) for k, v in value.items()}
+        elif key in _SUBSCHEMA_LISTS or key in _SUBSCHEMA_ONE:
+            out[key] = each(value)
+        else:
+            out[key] = value
+    return out
+
+
+def shapes_typed(schema: Any) -> Any:
+    """A schema whose ``properties`` or ``items`` imply its type (an untyped object, an untyped
+    list) says it, at every depth: JSON Schema would let a number stand for an object there."""
+    if isinstance(schema, list):
+        return [shapes_typed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = _walk(schema, shapes_typed)
+    if not any(k in out for k in ("type", "anyOf", "oneOf", "allOf", "enum", "const", "$ref")):
+        kind = "object" if isinstance(out.get("properties"), dict) else "array" if "items" in out else None
+        if kind is not None:
+            out["type"] = [kind, "null"] if out.get("nullable") is True else kind
+    return out
+
+
 def _one_of_as_any_of(schema: Any) -> Any:
     """``oneOf`` read as ``anyOf``, at every depth: a value must fit one of the alternatives, but a
     spec's alternatives often overlap (an object fitting two), and a call is never refused for that."""
@@ -176,7 +229,7 @@ def _one_of_as_any_of(schema: Any) -> Any:
         return [_one_of_as_any_of(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _one_of_as_any_of(v) for k, v in schema.items()}
+    out = _walk(schema, _one_of_as_any_of)
     if "oneOf" in out and "anyOf" not in out:
         out["anyOf"] = out.pop("oneOf")
     return out
@@ -223,7 +276,7 @@ def _field_check(name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
     enum_set = {repr(v) for v in enum} if enum else None
     # an upstream schema quirk (an invalid schema) leaves the type and enum checks standing
     deep = (
-        schema_validator(_one_of_as_any_of(json_schema_nullable(_numeric_bounds(schema))))
+        _deep_validator(shapes_typed(_one_of_as_any_of(json_schema_nullable(_numeric_bounds(schema)))))
         if _needs_deep_check(schema)
         else None
     )
