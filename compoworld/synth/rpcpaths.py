@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from compoworld.specs.model import ServiceSpec, ToolSpec
+from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.drafts import EntityDraft
@@ -165,11 +165,23 @@ def scope_by_path(
                 or param.name in (target.pk_param, *target.parent_params)
             ):
                 continue
-            if parent not in by_name:
-                by_name[parent] = implicit_parent(parent, param)
-                drafts.append(by_name[parent])
-            draft.parents.setdefault(parent, param)
-            target.parent_params[param.name] = parent
+            _scope_to(parent, param, draft, target, by_name, drafts)
+
+
+def _scope_to(
+    parent: str,
+    param: FieldSpec,
+    draft: EntityDraft,
+    target: Target,
+    by_name: dict[str, EntityDraft],
+    drafts: list[EntityDraft],
+) -> None:
+    """Scope ``draft``'s rows to ``parent`` through ``param`` (an implicit parent made when unknown)."""
+    if parent not in by_name:
+        by_name[parent] = implicit_parent(parent, param)
+        drafts.append(by_name[parent])
+    draft.parents.setdefault(parent, param)
+    target.parent_params[param.name] = parent
 
 
 #: Last words of an argument's name that make it the key of what its other words name.
@@ -219,8 +231,4 @@ def scope_by_key_args(spec: ServiceSpec, drafts: list[EntityDraft], targets: dic
             named = {match_key(own), match_key(parent + "_id"), match_key(parent)} & fields
             if named and (parent not in by_name or by_name[parent].implicit or match_key(parent) in named):
                 continue
-            if parent not in by_name:
-                by_name[parent] = implicit_parent(parent, param)
-                drafts.append(by_name[parent])
-            draft.parents.setdefault(parent, param)
-            target.parent_params[param.name] = parent
+            _scope_to(parent, param, draft, target, by_name, drafts)
