@@ -204,10 +204,8 @@ def prime_endpoint_contexts(app: Any) -> None:
     so it is taken once per code object and each endpoint gets its own copy (FastAPI writes the
     request path into it). A FastAPI without that cache is left alone.
     """
-    try:
-        from fastapi import routing
-    except ImportError:  # pragma: no cover - fastapi is a dependency
-        return
+    from fastapi import routing
+
     cache = getattr(routing, "_endpoint_context_cache", None)
     extract = getattr(routing, "_extract_endpoint_context", None)
     if not isinstance(cache, dict) or not callable(extract):
