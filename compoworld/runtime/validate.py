@@ -219,6 +219,10 @@ def shapes_typed(schema: Any) -> Any:
         kind = "object" if isinstance(out.get("properties"), dict) else "array" if "items" in out else None
         if kind is not None:
             out["type"] = [kind, "null"] if out.get("nullable") is True else kind
+    width = _WIDTHS.get(out["format"]) if isinstance(out.get("format"), str) else None
+    if width is not None and out.get("type") in ("integer", "number"):  # an int32 is bounded so
+        out.setdefault("minimum", width[0])
+        out.setdefault("maximum", width[1])
     return out
 
 
