@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import FormatChecker, Validator
+from jsonschema import FormatChecker
+from jsonschema.protocols import Validator
 
 from compoworld.patterns import SchemaValidator, first_error
 
