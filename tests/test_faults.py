@@ -1,7 +1,8 @@
 """A grade is right or it is an error; only the orchestrator creates state.
 
 Faults: a service that restarts mid-episode (real uvicorn processes on loopback, the state
-gone with them), a fork lost in process, a service at its capacity, forks kept alive while an
+gone with them), one stopped (SIGSTOP) and resumed (unavailable meanwhile, its state kept), a fork
+lost in process, a service at its capacity, forks kept alive while an
 episode works elsewhere. Every affected episode ends aborted with a reason; none is graded
 from a re-forked seed; the others run on.
 """
@@ -196,3 +197,52 @@ async def test_a_dead_service_fork_refusal_at_capacity_is_a_clear_503(tmp_path: 
     started = time.monotonic()
     await orch.aclose()
     assert time.monotonic() - started < 5
+
+
+async def test_a_stopped_service_is_unavailable_not_lost_and_its_episode_grades_once_it_resumes(
+    tmp_path: Path,
+) -> None:
+    """SIGSTOP a real service process mid-episode: calls fail fast as unavailable (the episode lives),
+    and after SIGCONT the same forks answer, so the finish grades the work the episode did."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    lib = write_library(tmp_path / "lib", ("crm",))
+    port = free_port()
+    env = {**os.environ, "COMPOWORLD_ADMIN_TOKEN": "s3cret"}
+    cmd = [sys.executable, "-m", "compoworld.cli", "serve", "crm", "--library", str(lib), "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient() as http:
+            for _ in range(600):  # the process imports and loads the service first
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get(f"{url}/health")).status_code == 200:
+                        break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the service process never answered /health")
+        settings = Settings(admin_token="s3cret", service_timeout_s=1.0)
+        orch = Orchestrator(ServiceDirectory.remote(settings, {"crm": [url]}))
+        ep = await orch.open(OpenRequest(task=task_create(distractors=())))
+        wrote = await orch.step(ep.episode_id, step("crm__createContact", ANN))
+        assert tool_content(wrote.results[0])["success"] is True
+        proc.send_signal(signal.SIGSTOP)
+        t0 = time.monotonic()
+        out = await orch.step(ep.episode_id, step("crm__listContacts", {"limit": 1}))
+        assert time.monotonic() - t0 < 8.0  # the call's timeout, not a hang
+        assert tool_content(out.results[0])["error"]["code"] == "service_unavailable"
+        assert out.done is False and out.state != "aborted"  # unavailable is not state lost
+        proc.send_signal(signal.SIGCONT)
+        fin = await orch.finish(ep.episode_id, "")
+        assert fin.state == "finished"
+        passed = {c.id: c.passed for c in fin.criteria}
+        assert passed["c0"] is True and passed["c1"] is True  # graded on the episode's own forks
+        await orch.aclose()
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        proc.kill()
+        proc.wait(timeout=30)
