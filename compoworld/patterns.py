@@ -167,14 +167,22 @@ def _parsed(pattern: str) -> Any:
         return None
 
 
+#: rstr's ``\W`` alphabet in a fixed order (rstr joins a set: its order changed with PYTHONHASHSEED).
+_NONWORD = "".join(sorted(set(string.printable).difference(string.ascii_letters + string.digits + "_")))
+
+
 class _Sampler(rstr.Rstr):
     """``rstr``'s generator with each character class expanded once, not once per drawn character.
 
-    Draws the same random choices from the same candidates as ``rstr.Rstr.xeger`` would.
+    Draws the same random choices from the same candidates as ``rstr.Rstr.xeger`` would, except
+    that a negated class and ``\\W`` draw from their characters in sorted order: rstr drew them
+    from a set, whose order depends on the process's string hash seed, so the same seed gave
+    another value in another process (a resumed or parallel build another seed.json).
     """
 
     def __init__(self, rng: random.Random) -> None:
         super().__init__(rng)
+        self._alphabets["nonword"] = _NONWORD
         self._classes: dict[str, list[Any]] = {}
 
     def _handle_in(self, value: Any) -> Any:
@@ -183,7 +191,7 @@ class _Sampler(rstr.Rstr):
         if candidates is None:
             candidates = list(chain(*(self._handle_state(i) for i in value)))
             if candidates and candidates[0] is False:
-                candidates = list(set(string.printable).difference(candidates[1:]))
+                candidates = sorted(set(string.printable).difference(candidates[1:]))
             self._classes[key] = candidates
         return self._random.choice(candidates)
 
@@ -247,7 +255,7 @@ def _compile_state(state: Any) -> _Node:
             probe = _Sampler(random.Random(0))
             candidates = list(chain(*(probe._handle_state(i) for i in value)))
             if candidates and candidates[0] is False:
-                candidates = list(set(string.printable).difference(candidates[1:]))
+                candidates = sorted(set(string.printable).difference(candidates[1:]))
         except Exception:  # left to the sampler, which fails at the same point
             return _delegate(state)
         return lambda d: d.rng.choice(candidates)

@@ -176,3 +176,26 @@ def test_a_draw_that_fails_leaves_the_generator_where_the_walking_one_left_it() 
         ours, theirs = random.Random(3), random.Random(3)
         assert sample(pattern, ours) == sample_walked(pattern, theirs)
         assert ours.getstate() == theirs.getstate(), pattern
+
+
+def test_a_negated_class_draws_the_same_in_every_process() -> None:
+    """rstr drew a negated class (and ``\\W``) from a set: another PYTHONHASHSEED, another value."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import random; from compoworld.patterns import sample; "
+        "print([sample(p, random.Random(4)) for p in (r'^[^a-z0-9]{6}$', r'^\\W{4}$', r'^[\\W\\d]{5}$')])"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(seen) == 1 and "None" not in seen.pop()
