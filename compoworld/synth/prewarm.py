@@ -89,10 +89,11 @@ _DOC = {
 
 def warm() -> None:
     """Build the warm-up service in a temporary folder and load every locale's Faker."""
-    try:
-        from compoworld.people import COUNTRIES, _faker
-        from compoworld.synth.build import build_work_folder, release_caches
+    # our own modules are imported outside the guard: a broken one fails loudly, never as a cold start
+    from compoworld.people import COUNTRIES, _faker
+    from compoworld.synth.build import build_work_folder, release_caches
 
+    try:
         for country in COUNTRIES:
             _faker(country.locale)
         with tempfile.TemporaryDirectory(prefix="compoworld-warm-") as scratch:
