@@ -247,12 +247,13 @@ def test_recycled_build_workers_never_hang_and_answer_every_unit() -> None:
 
     workers = _Workers(BatchOptions(workers=2, recycle=1, progress=False))
     answers: list[int] = []
-    pools = set()
+    pools: list[object] = []  # the pools themselves: a freed pool's id() can be reused by the next
     try:
         for i in range(6):
             if workers.spent():
                 workers.renew()
-            pools.add(id(workers.pool))
+            if not any(p is workers.pool for p in pools):
+                pools.append(workers.pool)
             answers.append(workers.submit(_double, i).result(timeout=60)["x"])
     finally:
         workers.shutdown()
