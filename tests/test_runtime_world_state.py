@@ -199,3 +199,15 @@ def test_simulated_writes_are_in_the_typed_action_log_and_forks_keep_them(rt: Se
     assert call(rt, "child", "getWebhook", {"webhookId": key})["success"]
     call(rt, "child", "deleteWebhook", {"webhookId": key})
     assert call(rt, "e1", "getWebhook", {"webhookId": key})["success"]  # the parent is untouched
+
+
+def test_echo_reads_a_field_pattern_in_its_own_dialect_and_never_raises() -> None:
+    """A Unicode-property pattern (``\\p{L}``, which Python's ``re`` refuses) is checked, not a crash
+    (the corpus build found the world model failing on Amazon IoT's ``^[\\p{L}\\p{N}_-]+$``)."""
+    from compoworld.runtime.echo import echo
+
+    schema = {"type": "object", "properties": {"name": {"type": "string", "pattern": r"^[\p{L}\p{N}_-]+$"}}}
+    assert echo({"name": "seed"}, {"name": "Zoë_2"}, schema) == {"name": "Zoë_2"}
+    assert echo({"name": "seed"}, {"name": "not ok!"}, schema) == {"name": "seed"}  # no match: kept
+    broken = {"type": "object", "properties": {"name": {"type": "string", "pattern": "(unclosed"}}}
+    assert echo({"name": "seed"}, {"name": "Ann"}, broken) == {"name": "Ann"}  # no verdict: accepted

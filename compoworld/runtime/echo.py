@@ -9,14 +9,11 @@ field's own schema accepts it, so the response stays valid against the declared 
 
 from __future__ import annotations
 
-import json
 import random
-from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from compoworld.manifest import EntityDef, ToolDef
+from compoworld.patterns import first_error, schema_validator
 from compoworld.runtime.generate import generate_value
 from compoworld.seeding import value_seed
 
@@ -37,19 +34,13 @@ def id_like(name: str) -> bool:
     return key.endswith(_ID_SUFFIXES)
 
 
-@lru_cache(maxsize=4096)
-def _validator_for(text: str) -> Draft202012Validator | None:
-    try:
-        return Draft202012Validator(json.loads(text))
-    except Exception:  # an unusual upstream schema: accept without the check
-        return None
-
-
 def _accepts(schema: Any, value: Any) -> bool:
+    """Whether ``value`` fits the field's schema: patterns read in every dialect (``\\p{L}``), and a
+    schema the validator cannot apply (an unusual upstream schema) accepts without the check."""
     if not isinstance(schema, dict) or not schema:
         return True
-    check = _validator_for(json.dumps(schema, sort_keys=True, default=str))
-    return check is None or check.is_valid(value)
+    check = schema_validator(schema)
+    return check is None or first_error(check, value) is None
 
 
 def _props(schema: Any) -> dict[str, Any]:
