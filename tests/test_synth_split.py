@@ -101,3 +101,58 @@ def test_untagged_documents_split_by_resource_path() -> None:
     }
     parts = split_plan(_doc(paths), max_tools=8)
     assert parts is not None and {p.key for p in parts} == {"customers", "invoices"}
+
+
+def _cross_referencing() -> dict[str, Any]:
+    """Two tags whose operations reuse each other's parameters and responses by ``#/paths/...`` refs
+    (as DigitalOcean's document does), one of them through a percent-encoded path, plus a path
+    item that is a ``$ref`` into ``components/pathItems``."""
+    paths: dict[str, Any] = {}
+    for i in range(6):
+        paths[f"/keys/{i}"] = {"get": _op(f"keys_{i}", "keys")}
+    paths["/keys/{key_id}"] = {
+        "delete": {**_op("keys_delete", "keys"), "responses": {"204": {"description": "gone"}}}
+    }
+    paths["/keys/0"]["get"]["parameters"] = [
+        {"name": "per_page", "in": "query", "schema": {"$ref": "#/components/schemas/PerPage"}}
+    ]
+    paths["/keys/0"]["get"]["responses"]["401"] = {"$ref": "#/components/responses/Unauthorized"}
+    for i in range(6):
+        paths[f"/volumes/{i}"] = {
+            "get": {
+                **_op(f"volumes_{i}", "volumes"),
+                "parameters": [{"$ref": "#/paths/~1keys~10/get/parameters/0"}],
+            }
+        }
+        paths[f"/volumes/{i}"]["get"]["responses"]["401"] = {"$ref": "#/paths/~1keys~10/get/responses/401"}
+    paths["/volumes/1"]["get"]["responses"]["204"] = {
+        "$ref": "#/paths/~1keys~1%7Bkey_id%7D/delete/responses/204"
+    }
+    paths["/volumes/shared"] = {"$ref": "#/components/pathItems/Shared"}
+    doc = _doc(paths, {"PerPage": {"type": "integer", "maximum": 200}, "Unused": {"type": "object"}})
+    doc["openapi"] = "3.1.0"
+    doc["components"]["responses"] = {"Unauthorized": {"description": "no"}}
+    doc["components"]["pathItems"] = {"Shared": {"get": _op("volumes_shared", "volumes")}}
+    return doc
+
+
+def test_a_part_carries_what_its_operations_reference_inside_another_parts_path_items() -> None:
+    doc = _cross_referencing()
+    parts = {p.key: p for p in split_plan(doc, max_tools=8) or []}
+    assert set(parts) == {"key", "volume"}
+    assert ("/volumes/shared", "get") in parts["volume"].operations  # a path item behind a $ref counts
+    volume = part_document(doc, parts["volume"], len(parts))
+    assert not any(p.startswith("/keys") for p in volume["paths"])  # carried in place, not as operations
+    assert sorted(volume["components"]["schemas"]) == ["PerPage"]  # reached through the carried parameter
+    assert sorted(volume["components"]["responses"]) == ["Unauthorized"]
+    for key, part in parts.items():
+        sub = json.loads(json.dumps(part_document(doc, part, len(parts))))
+        spec = ingest_document(sub, "part.json", name=f"big_{key}")
+        assert not spec.defects
+        assert sorted(t.name for t in spec.tools) == sorted(
+            doc["paths"].get(path, {}).get(method, {}).get("operationId")
+            or f"volumes_{path.rsplit('/', 1)[1]}"
+            for path, method in part.operations
+        )
+    tools = {t.name: t for t in ingest_document(json.loads(json.dumps(volume)), "v.json", name="v").tools}
+    assert "per_page" in json.dumps(tools["volumes_3"].model_dump(mode="json"))

@@ -15,8 +15,10 @@ until every part fits. The key is, in order of preference:
 A part is named after the words its operations share (``users_calendar``, ``volume``); parts of
 fewer than ``MIN_PART`` operations under one node are pooled as ``<node>_other``. A part keeps
 the document's info (its title says which part), servers and security, the path items of its
-operations, and only the components those reach, so each part ingests on its own and its
-``spec.json`` can be re-rendered like any other document.
+operations (a path item that is a ``$ref`` resolved), and the transitive closure of what they
+reference: the components (or Swagger definitions) they reach, and, copied in place, anything
+they reference inside a path item the part does not hold (``#/paths/~1other/get/responses/401``),
+so each part ingests on its own and its ``spec.json`` can be re-rendered like any other document.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from compoworld.specs.naming import slugify
 from compoworld.specs.words import singular, split_words
@@ -120,6 +123,7 @@ def _operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]
     if not isinstance(paths, dict):
         return
     for path, item in paths.items():
+        item = _path_item(doc, item)
         if isinstance(item, dict):
             for method in METHODS:
                 op = item.get(method)
@@ -265,18 +269,60 @@ def _refs(node: Any) -> Iterator[str]:
             stack.extend(item)
 
 
+def _tokens(ref: str) -> tuple[str, ...]:
+    """The JSON pointer of a local ``$ref`` (``#/a/b~1c`` -> a, b/c), percent-decoded as the resolver does."""
+    frag = unquote(ref[2:]) if "%" in ref else ref[2:]
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in frag.split("/"))
+
+
 def _pointer(ref: str) -> tuple[str, ...] | None:
-    parts = tuple(p.replace("~1", "/").replace("~0", "~") for p in ref[2:].split("/"))
+    parts = _tokens(ref)
     depth = _REF_ROOTS.get(parts[0]) if parts else None
     return parts[:depth] if depth is not None and len(parts) >= depth else None
 
 
-def _lookup(doc: dict[str, Any], pointer: tuple[str, ...]) -> Any:
+def _lookup(doc: Any, pointer: tuple[str, ...]) -> Any:
     node: Any = doc
     for part in pointer:
-        if not isinstance(node, dict) or part not in node:
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
             return None
-        node = node[part]
+    return node
+
+
+def _path_item(doc: dict[str, Any], item: Any) -> Any:
+    """A path item with its ``$ref`` chain followed (to another path or ``components/pathItems``)."""
+    seen: set[str] = set()
+    while isinstance(item, dict) and isinstance(item.get("$ref"), str) and item["$ref"].startswith("#/"):
+        ref = item["$ref"]
+        target = _lookup(doc, _tokens(ref))
+        if ref in seen or not isinstance(target, dict):
+            return item
+        seen.add(ref)
+        item = target
+    return item
+
+
+def _carried(
+    doc: dict[str, Any], node: Any, held: dict[str, Any], active: frozenset[str] = frozenset()
+) -> Any:
+    """``node`` with every ``$ref`` into a path item the part does not hold (``held``) replaced by a
+    copy of its target, recursively; unchanged subtrees are returned as they are."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/paths/") and ref not in active:
+            tokens = _tokens(ref)
+            target = _lookup(doc, tokens)
+            if target is not None and _lookup({"paths": held}, tokens) is None:
+                return _carried(doc, target, held, active | {ref})
+        out = {k: _carried(doc, v, held, active) for k, v in node.items()}
+        return node if all(out[k] is v for k, v in node.items()) else out
+    if isinstance(node, list):
+        items = [_carried(doc, v, held, active) for v in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
     return node
 
 
@@ -303,7 +349,9 @@ def part_document(doc: dict[str, Any], part: Part, of: int) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for path, item in doc["paths"].items():
         if path in wanted:
+            item = _path_item(doc, item)
             paths[path] = {k: v for k, v in item.items() if k not in METHODS or k in wanted[path]}
+    paths = _carried(doc, paths, paths)
     security = (
         doc.get("components", {}).get("securitySchemes") if isinstance(doc.get("components"), dict) else None
     )
