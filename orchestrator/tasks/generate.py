@@ -30,6 +30,7 @@ from orchestrator.tasks.archetypes import ARCHETYPES
 from orchestrator.tasks.criteria import GoldWrite, SkippedWrite, build_rubric
 from orchestrator.tasks.execute import Session
 from orchestrator.tasks.rejected import DraftRejected
+from orchestrator.tasks.scenario import acts as _acts  # noqa: F401  (registers the act archetype)
 from orchestrator.tasks.scenario.draft import Draft
 from orchestrator.tasks.scenario.recipes import Archetype, fits
 from orchestrator.tasks.scenario.scene import Scene, Subject, open_scene, subjects
@@ -162,7 +163,7 @@ class TaskGenerator:
         self.archetypes: list[Archetype] = [ARCHETYPES.get(n) for n in names]  # type: ignore[misc]
         everyone = subjects(self.world)
         self.pools: dict[str, list[Subject]] = {
-            a.name: [s for s in everyone if _fits(a, s)] for a in self.archetypes
+            a.name: [s for s in everyone if _fits(a, s, self.world)] for a in self.archetypes
         }
         self.terms = sorted({t.name for m in self.manifests.values() for t in m.tools} | set(runtimes))
 
@@ -258,7 +259,11 @@ class TaskGenerator:
     ) -> tuple[list[Archetype], Archetype | None]:
         """Archetypes that may follow the first over the same person, in a random order, and the message
         that closes the scenario (None when it is not sent)."""
-        others = [a for a in self.archetypes if a is not first and a.needs != ("none",) and _fits(a, subject)]
+        others = [
+            a
+            for a in self.archetypes
+            if a is not first and a.name != "notify" and _fits(a, subject, self.world)
+        ]
         rng.shuffle(others)
         notify = next((a for a in self.archetypes if a.name == "notify"), None)
         if notify is None or notify is first or rng.random() >= self.options.chain_rate:
@@ -365,10 +370,10 @@ def _domain(in_order: Sequence[str]) -> str:
     return max(dict.fromkeys(in_order), key=lambda d: counts[d]) if in_order else "general"
 
 
-def _fits(archetype: Archetype, subject: Subject) -> bool:
+def _fits(archetype: Archetype, subject: Subject, world: World) -> bool:
     if archetype.needs == ("none",):
         return True
-    return any(fits(archetype, table, rows) for table, rows in subject.records)
+    return any(fits(archetype, table, rows, world) for table, rows in subject.records)
 
 
 async def _try_plan(archetype: Archetype, scene: Scene) -> bool:

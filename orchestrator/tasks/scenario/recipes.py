@@ -9,6 +9,7 @@ a scenario chains several over one scene, so adding one is adding an entry.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.messages import send_message
 from orchestrator.tasks.scenario.scene import Records, Scene
 from orchestrator.tasks.scenario.sinks import Sink, shift_date, sink_for, stamp_like
-from orchestrator.tasks.scenario.world import Table, is_day
+from orchestrator.tasks.scenario.world import Table, World, is_day
 
 __all__ = ["Archetype", "a_or_an", "fits"]
 
@@ -36,10 +37,15 @@ class Archetype:
     needs: tuple[str, ...]
     plan: Plan
     summary: str = ""
+    #: a further test of a record table, for needs the world must answer (an act the table offers)
+    accepts: Callable[[World, Table, tuple[dict[str, Any], ...]], bool] | None = None
 
 
 def a_or_an(noun: str) -> str:
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+    """'an invoice', 'a user', 'a unit', 'an hour' is out of reach: by the first letters' sound, roughly."""
+    low = noun.lower()
+    vowel = low[:1] in "aeiou" and not re.match(r"u[bcdfgjklmnprstvz][aeiou]|eu|one\b", low)
+    return ("an " if vowel else "a ") + noun
 
 
 def _words(column: ColumnDef) -> str:
@@ -79,8 +85,12 @@ async def _records_with(scene: Scene, pick: Picker, at_least: int = 0) -> tuple[
     return current, column
 
 
-def fits(archetype: Archetype, table: Table, rows: tuple[dict[str, Any], ...]) -> bool:
+def fits(
+    archetype: Archetype, table: Table, rows: tuple[dict[str, Any], ...], world: World | None = None
+) -> bool:
     """Whether a record table of the person's can serve the archetype's needs."""
+    if archetype.accepts is not None and (world is None or not archetype.accepts(world, table, rows)):
+        return False
     if "money" in archetype.needs and _money(table, rows) is None:
         return False
     if "date" in archetype.needs and _latest(table, rows) is None:

@@ -21,13 +21,24 @@ from orchestrator.tasks.scenario.draft import Draft, Found, result_rows
 from orchestrator.tasks.scenario.verticals import Vertical
 from orchestrator.tasks.scenario.world import Person, Table, World
 
-__all__ = ["Records", "Scene", "Subject", "body_path", "open_scene", "subjects", "system_name"]
+__all__ = ["Records", "Scene", "Subject", "body_path", "open_scene", "plain_title", "subjects", "system_name"]
 
 
 def system_name(world: World, service: str) -> str:
     """How a colleague names a service: its title without the 'API' suffix ('GOV.UK Pay', 'CRM')."""
     title = world.runtimes[service].manifest.title or service.replace("_", " ").title()
-    short = re.sub(r"\s+API\b.*$", "", title).strip()
+    return plain_title(title)
+
+
+def plain_title(title: str) -> str:
+    """A spec title as a person says it: 'The SureVoIP RESTful API' -> 'SureVoIP', 'API for the COVID-19
+    Tracking QR Code Signin Server.' -> 'COVID-19 Tracking QR Code Signin Server', 'Twilio - Numbers' ->
+    'Twilio Numbers'."""
+    short = re.sub(r"^(?:an?\s+)?API\s+(?:for|of)\s+", "", title.strip(), flags=re.IGNORECASE)
+    short = re.sub(r"\s+API\b.*$", "", short)
+    short = re.sub(r"^the\s+", "", short, flags=re.IGNORECASE)
+    short = re.sub(r"(?:\s+(?:RESTful|REST|HTTP|JSON))+$", "", short)
+    short = re.sub(r"\s+-\s+", " ", short).rstrip(" .:;,").strip()
     return short or title
 
 
@@ -107,6 +118,8 @@ class Scene:
     rules: list[str] = field(default_factory=list)
     scopes: dict[tuple[str, str], Found] = field(default_factory=dict)
     scope_rows: dict[tuple[str, str], tuple[str, Table, dict[str, Any]]] = field(default_factory=dict)
+    #: record tables a scenario already acted on (cancelled, refunded one of their rows): one act each
+    acted: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def person(self) -> Person:
@@ -119,7 +132,11 @@ class Scene:
     @property
     def first_name(self) -> str:
         """How a message greets them: a person by first name, an organisation by its name."""
-        return self.person.name.split()[0] if self.person.is_person else self.person.name
+        party = self.subject.party
+        named = party.entity.column(party.name_column or "")
+        if not self.person.is_person or (named is not None and named.semantic == "company_name"):
+            return self.person.name  # a company, even one cast from a person's role
+        return self.person.name.split()[0].rstrip(",;")
 
     @property
     def records(self) -> Table:
@@ -134,6 +151,19 @@ class Scene:
     def system(self, table: Table) -> str:
         return system_name(self.world, table.service)
 
+    def phone(self) -> tuple[str, str] | None:
+        """The person's phone number as the party row the opening found holds it, and where (a binding)."""
+        party, row = self.subject.party, self.subject.party_row
+        for column in party.entity.columns:
+            value = row.get(column.name)
+            if (
+                column.semantic == "phone"
+                and isinstance(value, str)
+                and sum(ch.isdigit() for ch in value) >= 7
+            ):
+                return value, self.party_found.ref(row, column.name)
+        return None
+
     async def use_records(self, accept: Callable[[Table, tuple[dict[str, Any], ...]], bool]) -> Records:
         """A record table of the person's that ``accept`` takes: a fresh one (listed now) where there is one,
         else one an earlier archetype already listed (its listing is reused)."""
@@ -142,7 +172,9 @@ class Scene:
         fresh = [o for o in options if o[0].key not in used]
         if not options:
             raise DraftRejected("the person has no records this archetype can use")
-        table, rows = self.draft.rng.choice(fresh or options)
+        # the work moves on to a system the scenario has not touched where it can (then to another table)
+        elsewhere = [o for o in fresh if o[0].service not in self.draft.services]
+        table, rows = self.draft.rng.choice(elsewhere or fresh or options)
         self.reused = table.key in used
         if self.reused:
             self.current = used[table.key]
