@@ -165,3 +165,31 @@ def test_chained_work_moves_on_to_a_system_the_scenario_has_not_touched(
             return second.table.service
 
     assert {asyncio.run(second_listing(seed)) for seed in range(12)} == {"calendar"}
+
+
+def test_a_repeatable_workflow_runs_again_on_another_table_never_on_the_same_one(
+    runtimes: dict[str, ServiceRuntime],
+) -> None:
+    made, report = generate_tasks(
+        runtimes, GenerateOptions(n=16, seed=8, archetypes=["report"], chain_rate=1)
+    )
+    assert report.produced == 16, report.failures
+    repeated = 0
+    for task in made:
+        counted = [s.tool for s in task.meta.walk[1:] if s.operation == "list" and s.service != "crm"]
+        assert len(counted) == len(set(counted)) == task.meta.scenario.count("report"), task.id
+        repeated += len(counted) >= 2
+        # each listing is asked about (a count, or a total where the count equals an earlier one)
+        assert task.instruction.count("how many") + task.instruction.count("adds up to") >= len(counted)
+    assert repeated >= 8  # people with records in two or three tables have each counted
+
+
+def test_the_report_never_asks_for_two_equal_values_of_one_type() -> None:
+    """A grader reading the answer by value cannot tell '2 orders and 2 bundles' from one value off, so the
+    second equal value is not asked for (and a report that would ask nothing else is not made)."""
+    draft = Draft(world=None, session=None, rng=random.Random(0), today="2026-01-15")  # type: ignore[arg-type]
+    assert draft.answer("number of orders", 2)
+    assert not draft.answer("number of bundles", 2.0)
+    assert draft.answer("total amount", 2.5) and draft.answer("latest date", "2026-01-02", semantic="date")
+    assert not draft.answer("date of the payment", "2026-01-02", semantic="date")
+    assert [a.what for a in draft.answers] == ["number of orders", "total amount", "latest date"]

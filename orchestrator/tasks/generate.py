@@ -65,6 +65,9 @@ class GenerateOptions(BaseModel):
     distractors: tuple[int, int] = Field(
         default=(2, 6), description="Bounds of distractor services per task."
     )
+    chain: int = Field(
+        default=5, ge=1, le=12, description="Most workflows a scenario chains (the closing message aside)."
+    )
     chain_rate: float = Field(
         default=0.8,
         ge=0,
@@ -219,11 +222,12 @@ class TaskGenerator:
         with Session(self.runtimes, episode, opts.today, self.cache, lazy=opts.reuse) as session:
             draft = Draft(self.world, session, rng, opts.today)
             scene = await open_scene(draft, vertical, subject)
+            scene.archetype = archetype.name
             await archetype.plan(scene)
             chained = [archetype.name]
             others, notify = self._chain(rng, archetype, subject)
-            for extra in others:  # in turn until three more workflows applied (one that cannot is undone)
-                if len(chained) > 3:
+            for extra in others:  # in turn until the chain is full (one that cannot apply is undone)
+                if len(chained) >= opts.chain:
                     break
                 if rng.random() < opts.chain_rate and await _try_plan(extra, scene):
                     chained.append(extra.name)
@@ -265,6 +269,8 @@ class TaskGenerator:
             if a is not first and a.name != "notify" and _fits(a, subject, self.world)
         ]
         rng.shuffle(others)
+        # then a second round of the workflows that may run again on another table or system
+        others += [a for a in [first, *others] if a.repeatable]
         notify = next((a for a in self.archetypes if a.name == "notify"), None)
         if notify is None or notify is first or rng.random() >= self.options.chain_rate:
             notify = None
@@ -382,6 +388,8 @@ async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
     marks = (len(draft.steps), len(scene.sentences), len(scene.asks), len(scene.rules), len(draft.answers))
     labels, hidden, stated = set(draft.labels), list(draft.hidden), list(draft.stated)
     listed, current = list(scene.listed), scene.current
+    claimed = {name: set(keys) for name, keys in scene.claimed.items()}
+    scene.archetype = archetype.name
     try:
         await archetype.plan(scene)
         return True
@@ -391,7 +399,7 @@ async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
         del draft.steps[marks[0] :], draft.results[marks[0] :], scene.sentences[marks[1] :]
         del scene.asks[marks[2] :], scene.rules[marks[3] :], draft.answers[marks[4] :]
         draft.labels, draft.hidden, draft.stated = labels, hidden, stated
-        scene.listed, scene.current = listed, current
+        scene.listed, scene.current, scene.claimed = listed, current, claimed
         scene.scopes = {k: f for k, f in scene.scopes.items() if f.step < marks[0]}
         return False
 

@@ -226,11 +226,13 @@ def _report(scene: Scene, table: Table, pick: Pick, done: str) -> None:
     scene.acted.add(table.key)
     _, ask, row, rivals, column = pick
     value = row.get(column.name)
+    what = f"{column.name} of the {table.noun} acted on"
     if ask == "date":
-        scene.draft.answer(f"{column.name} of the {table.noun} acted on", str(value)[:10], semantic="date")
+        asked = scene.draft.answer(what, str(value)[:10], semantic="date")
     else:
-        scene.draft.answer(f"{column.name} of the {table.noun} acted on", value, rivals=rivals)
-    scene.asks.append(f"the {ask} of the {table.noun} {done}")
+        asked = scene.draft.answer(what, value, rivals=rivals)
+    if asked:
+        scene.asks.append(f"the {ask} of the {table.noun} {done}")
     scene.draft.labels |= {"ranking", "write"}
 
 
@@ -317,13 +319,16 @@ def _fits_rule(world: World, table: Table, rows: tuple[dict[str, Any], ...]) -> 
 
 
 for _archetype in (
-    Archetype("act", ("act",), _act, "find one record by a rule and act on it (cancel it, refund it)", _fits),
+    Archetype(
+        "act", ("act",), _act, "find one record by a rule and act on it (cancel it, refund it)", _fits, True
+    ),
     Archetype(
         "act_by_rule",
         ("act",),
         _act_by_rule,
         "find one record; a house rule on its amount decides which of two acts it gets",
         _fits_rule,
+        True,
     ),
 ):
     ARCHETYPES.register(_archetype.name, _archetype)

@@ -240,10 +240,21 @@ class Draft:
 
     # -- answers ------------------------------------------------------------------------
 
-    def answer(self, what: str, value: Any, semantic: str | None = None, rivals: Sequence[Any] = ()) -> None:
-        """The final report must state ``value`` (read by its type)."""
+    def answer(self, what: str, value: Any, semantic: str | None = None, rivals: Sequence[Any] = ()) -> bool:
+        """The final report must state ``value`` (read by its type); False (nothing asked) when the report
+        already asks for an equal value of that type: a grader reading values could not tell the two apart."""
         kind = kind_of(value, semantic)
+        if any(a.kind == kind and _same(a.value, value) for a in self.answers):
+            return False
         code: CodeType | None = semantic if kind == "code" else None  # type: ignore[assignment]
         others = [r for r in dict.fromkeys(rivals) if r != value and isinstance(r, (str, int, float))]
         self.answers.append(AnswerSpec(what=what, kind=kind, value=value, code_type=code, rivals=others[:3]))
         self.hidden.append(value)
+        return True
+
+
+def _same(a: Any, b: Any) -> bool:
+    numbers = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)]
+    if all(numbers):
+        return abs(float(a) - float(b)) < 1e-9
+    return not any(numbers) and str(a).strip().casefold() == str(b).strip().casefold()

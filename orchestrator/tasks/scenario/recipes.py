@@ -39,6 +39,9 @@ class Archetype:
     summary: str = ""
     #: a further test of a record table, for needs the world must answer (an act the table offers)
     accepts: Callable[[World, Table, tuple[dict[str, Any], ...]], bool] | None = None
+    #: whether a scenario may run it again on another record table or system (count their records in two
+    #: systems, tidy up two kinds of record); never twice on the same table
+    repeatable: bool = False
 
 
 def a_or_an(noun: str) -> str:
@@ -183,14 +186,18 @@ async def _report(scene: Scene) -> None:
         scene.sentences.append(f"Count those {table.noun}s in {scene.system(table)} as well.")
     else:
         scene.sentences.append(f"Then find every {table.noun} of theirs in {scene.system(table)}.")
-    scene.draft.answer(f"number of {table.noun}s in {table.service}", len(rows))
-    scene.asks.append(f"how many {table.noun}s they have in {scene.system(table)}")
-    scene.draft.labels.add("aggregation")
+    asked = scene.draft.answer(f"number of {table.noun}s in {table.service}", len(rows))
+    if asked:
+        scene.asks.append(f"how many {table.noun}s they have in {scene.system(table)}")
     column = _money(table, rows)
     if column is not None:
         total = round(sum(scene.numeric(column)), 2)
-        scene.draft.answer(f"total {_words(column)}", total)
-        scene.asks.append(f"what the {_words(column)} of those {table.noun}s adds up to")
+        if scene.draft.answer(f"total {_words(column)}", total):
+            scene.asks.append(f"what the {_words(column)} of those {table.noun}s adds up to")
+            asked = True
+    if not asked:  # the listing would be needed for nothing the report can check
+        raise DraftRejected("the report would repeat a value it already asks for")
+    scene.draft.labels.add("aggregation")
 
 
 async def _rank(scene: Scene) -> None:
@@ -215,8 +222,8 @@ async def _rank(scene: Scene) -> None:
     ask = await _write(scene, sink, f"Review {table.noun} for {scene.person.name}", extra, binds)
     tail = f" with that {_words(column)} as its amount." if extra else "."
     scene.sentences.append(_cap(ask) + tail)
-    scene.draft.answer(f"largest {column.name}", top, rivals=values)
-    scene.asks.append(f"the {_words(column)} of the {table.noun} you picked")
+    if scene.draft.answer(f"largest {column.name}", top, rivals=values):
+        scene.asks.append(f"the {_words(column)} of the {table.noun} you picked")
     scene.draft.labels |= {"ranking", "data transformation"} if extra else {"ranking"}
 
 
@@ -235,8 +242,8 @@ async def _follow_up(scene: Scene) -> None:
     )
     ask = await _write(scene, sink, f"Follow up with {scene.person.name}", {sink.date.name: due})
     scene.sentences.append(_cap(ask) + ", due when the house rule says.")
-    scene.draft.answer(f"latest {column.name}", latest[:10], semantic="date")
-    scene.asks.append(f"the date of their most recent {table.noun}")
+    if scene.draft.answer(f"latest {column.name}", latest[:10], semantic="date"):
+        scene.asks.append(f"the date of their most recent {table.noun}")
     scene.draft.hidden.append(due[:10])
     scene.draft.labels |= {"ranking", "data transformation"}
 
@@ -279,8 +286,8 @@ async def _escalate(scene: Scene) -> None:
     esc = await _write(scene, sink, f"Escalation: {scene.person.name}", condition=high)
     routine = await _write(scene, sink, f"Routine review: {scene.person.name}", condition=low)
     scene.sentences.append(f"If the rule applies, {esc}; if it does not, {routine} instead.")
-    scene.draft.answer(f"total {column.name}", total)
-    scene.asks.append(f"the total {_words(column)} you found")
+    if scene.draft.answer(f"total {column.name}", total):
+        scene.asks.append(f"the total {_words(column)} you found")
     scene.draft.labels |= {"aggregation", "conditional"}
 
 
@@ -394,8 +401,8 @@ async def _clean_up(scene: Scene) -> None:
     scene.sentences.append(
         f"Tidy up their {table.noun}s in {scene.system(table)}: {verb} the ones the rule covers, leave the rest."
     )
-    scene.asks.append(f"how many {table.noun}s you {'closed' if verb == 'close' else 'removed'}")
-    scene.draft.answer(f"{table.noun}s cleaned up", len(doomed))
+    if scene.draft.answer(f"{table.noun}s cleaned up", len(doomed)):
+        scene.asks.append(f"how many {table.noun}s you {'closed' if verb == 'close' else 'removed'}")
     scene.draft.labels |= {"conditional"} | ({"multi-write"} if len(doomed) > 1 else set())
 
 
@@ -423,10 +430,10 @@ async def _reconcile(scene: Scene) -> None:
     )
     if differs:
         await scene.draft.update(party, scene.party_found, row, {own.name: value})
-    scene.draft.answer(f"total {column.name}", total)
-    scene.asks.append(f"the total {_words(column)} of those {table.noun}s")
-    scene.asks.append(f"whether {system_a} had to be corrected")
-    scene.draft.answer("corrected", "yes" if differs else "no")
+    if scene.draft.answer(f"total {column.name}", total):
+        scene.asks.append(f"the total {_words(column)} of those {table.noun}s")
+    if scene.draft.answer("corrected", "yes" if differs else "no"):
+        scene.asks.append(f"whether {system_a} had to be corrected")
     scene.draft.hidden.append(value)
     scene.draft.labels |= {"aggregation", "conditional", "data transformation"}
 
@@ -478,15 +485,19 @@ def _split_values(column: ColumnDef, rows: tuple[dict[str, Any], ...]) -> list[s
 
 
 for _archetype in (
-    Archetype("report", (), _report, "count (and total) a person's records in another system"),
+    Archetype(
+        "report", (), _report, "count (and total) a person's records in another system", repeatable=True
+    ),
     Archetype("rank", ("money",), _rank, "pick the largest record and act on it"),
     Archetype("follow_up", ("date",), _follow_up, "latest record wins; a follow-up due by the house rule"),
     Archetype("schedule", ("date",), _schedule, "book time on the day of the latest record"),
     Archetype("escalate", ("money",), _escalate, "a threshold rule picks one of two writes"),
     Archetype("bill", ("money",), _bill, "total a person's amounts into a statement"),
     Archetype("notify", ("none",), _notify, "message the person at the e-mail another system holds"),
-    Archetype("mirror", ("none",), _mirror, "copy a person into a system that lacks them"),
-    Archetype("clean_up", ("delete",), _clean_up, "delete or close the records a rule covers"),
+    Archetype("mirror", ("none",), _mirror, "copy a person into a system that lacks them", repeatable=True),
+    Archetype(
+        "clean_up", ("delete",), _clean_up, "delete or close the records a rule covers", repeatable=True
+    ),
     Archetype("reconcile", ("money",), _reconcile, "make one system's amount match another's records"),
 ):
     ARCHETYPES.register(_archetype.name, _archetype)

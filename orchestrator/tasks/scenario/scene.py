@@ -120,6 +120,9 @@ class Scene:
     scope_rows: dict[tuple[str, str], tuple[str, Table, dict[str, Any]]] = field(default_factory=dict)
     #: record tables a scenario already acted on (cancelled, refunded one of their rows): one act each
     acted: set[tuple[str, str]] = field(default_factory=set)
+    #: the archetype now planning, and the record tables each archetype has used (never the same one twice)
+    archetype: str = ""
+    claimed: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def person(self) -> Person:
@@ -168,13 +171,15 @@ class Scene:
         """A record table of the person's that ``accept`` takes: a fresh one (listed now) where there is one,
         else one an earlier archetype already listed (its listing is reused)."""
         used = {r.table.key: r for r in self.listed}
-        options = [(t, rows) for t, rows in self.subject.records if accept(t, rows)]
+        mine = self.claimed.setdefault(self.archetype, set())
+        options = [(t, rows) for t, rows in self.subject.records if t.key not in mine and accept(t, rows)]
         fresh = [o for o in options if o[0].key not in used]
         if not options:
             raise DraftRejected("the person has no records this archetype can use")
         # the work moves on to a system the scenario has not touched where it can (then to another table)
         elsewhere = [o for o in fresh if o[0].service not in self.draft.services]
         table, rows = self.draft.rng.choice(elsewhere or fresh or options)
+        mine.add(table.key)
         self.reused = table.key in used
         if self.reused:
             self.current = used[table.key]
