@@ -19,7 +19,7 @@ from compoworld.specs.words import entity_for_schema, entity_name, split_words
 from compoworld.synth.drafts import EntityDraft, FieldDraft
 from compoworld.synth.naming import identifier, match_key, snake
 from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, PathShape, is_plural, parse_path
-from compoworld.synth.schemas import SchemaIndex, Unwrapped, merged_properties, unwrap
+from compoworld.synth.schemas import SchemaIndex, Unwrapped, is_meta, merged_properties, unwrap
 
 __all__ = ["Target", "entity_name_for", "implicit_parent", "path_param", "rest_entities"]
 
@@ -244,26 +244,43 @@ def _operation(op: _Op) -> Operation:
     return "action"
 
 
-def _returns(op: _Op, name: str, operation: Operation, schema_owner: dict[str, str]) -> bool:
-    """Whether a read returns one row of the entity and a list/search a list of them."""
-    if op.resp_name and schema_owner.get(op.resp_name, name) != name:
-        return False
+def _returns(op: _Op, name: str, operation: Operation, accepted: _Accepted, spec: ServiceSpec) -> bool:
+    """Whether a read returns one row of the entity and a list/search a list of them. A response
+    schema another entity owns still returns this one's rows where it has exactly this entity's
+    properties (pandascore's ``BettingLeague`` and ``League``, one shape under two names)."""
+    owner = accepted.schema_owner.get(op.resp_name or "", name)
+    if op.resp_name and owner != name:
+        own = spec.schemas.get(accepted.schema_of.get(name) or "")
+        props = sorted(merged_properties(op.resp.schema)[0]) if op.resp is not None else []
+        if not own or not props or sorted(merged_properties(own)[0]) != props:
+            return False
     if op.resp is None:
         return True
     return op.resp.is_list == (operation != "read")
 
 
-def _listed(op: _Op) -> Unwrapped | None:
-    """The rows of a list answer whose one array of objects sits beside scalar status fields
-    (``{"card": [...], "code": 1, "message": "OK"}``), which no envelope name announces."""
+def _listed(op: _Op, name: str) -> Unwrapped | None:
+    """The rows of a list answer whose array of objects sits beside paging and status fields, which
+    no envelope name announces (``{"card": [...], "code": 1}``, ``{"posts": [...], "group_ids": ["7"],
+    "num_posts": 40}``, ``{"orders": [...], "warnings": [...], "total": 3}``): the one array of
+    objects, or of several the one named for the collection (the others ride along); beside it
+    only scalars, arrays of scalars, and paging or link objects (``links``, ``meta``)."""
     if op.resp is None or op.resp.is_list:
         return None
     props = merged_properties(op.resp.schema)[0]
     arrays = [k for k, v in props.items() if json_type(v) == "array" and _object_schema(v.get("items"))]
-    scalars = [k for k, v in props.items() if json_type(v) not in ("object", "array")]
-    if len(arrays) != 1 or len(arrays) + len(scalars) != len(props):
+    rows = arrays
+    if len(arrays) > 1:  # ``orders`` beside ``warnings``: the array named for the collection
+        literal = match_key(op.shape.resource or "")
+        rows = [k for k in arrays if entity_name(k) == name or match_key(k) == literal]
+    if len(rows) != 1:
         return None
-    return Unwrapped(dict(props[arrays[0]]["items"]), True)
+    for key, value in props.items():
+        if key in arrays or json_type(value) != "object":
+            continue
+        if not is_meta(key):  # an object beside the rows may be what the answer is about
+            return None
+    return Unwrapped(dict(props[rows[0]]["items"]), True)
 
 
 def _object_schema(schema: object) -> bool:
@@ -300,7 +317,7 @@ def rest_entities(spec: ServiceSpec) -> tuple[list[EntityDraft], dict[str, Targe
     index = SchemaIndex(spec.schemas)
     keys, ops = _group(spec, index)
     accepted = _accept(keys)
-    owner, schema_of, schema_owner = accepted.owner, accepted.schema_of, accepted.schema_owner
+    owner, schema_of = accepted.owner, accepted.schema_of
     literal_entity = {snake(keys[key].literal): name for key, name in owner.items()}
     drafts: dict[str, EntityDraft] = {}
     targets: dict[str, Target] = {}
@@ -312,8 +329,8 @@ def rest_entities(spec: ServiceSpec) -> tuple[list[EntityDraft], dict[str, Targe
             continue
         operation = _operation(op)
         schema_name = schema_of.get(name)
-        if operation in ("read", "list", "search") and not _returns(op, name, operation, schema_owner):
-            listed = _listed(op) if operation != "read" else None
+        if operation in ("read", "list", "search") and not _returns(op, name, operation, accepted, spec):
+            listed = _listed(op, name) if operation != "read" else None
             if listed is None:
                 operation = "action"
             else:  # ``{"card": [...], "code": 1, "message": "..."}``: the rows beside a status

@@ -14,7 +14,7 @@ from typing import Any
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import split_words
 
-__all__ = ["SchemaIndex", "Unwrapped", "merged_properties", "unwrap"]
+__all__ = ["SchemaIndex", "Unwrapped", "is_meta", "merged_properties", "unwrap"]
 
 #: Envelope properties that carry the payload.
 WRAPPERS = (
@@ -184,7 +184,7 @@ def unwrap(schema: dict[str, Any] | None, depth: int = 0) -> Unwrapped | None:
     if not props:
         return None
     arrays = [k for k, v in props.items() if _object_items(v) is not None]
-    others = [k for k in props if k not in arrays and _norm(k) not in WRAPPERS and not _is_meta(k)]
+    others = [k for k in props if k not in arrays and _norm(k) not in WRAPPERS and not is_meta(k)]
     # an envelope may also echo the parent's id (``{"payment_id": ..., "_embedded": {"refunds": [...]}}``)
     echoes_ids = bool(others) and all(split_words(k)[-1:] == ["id"] and not _props(props[k]) for k in others)
     if not others or echoes_ids:
@@ -209,7 +209,7 @@ def _norm(key: str) -> str:
     return key.lower().replace("-", "_")
 
 
-def _is_meta(key: str) -> bool:
+def is_meta(key: str) -> bool:
     """Paging/status metadata of an envelope (``count``, ``page_size``, ``TotalCount``, ``_links``)."""
     words = split_words(key)
     return _norm(key) in _META or (bool(words) and set(words) <= _META_WORDS)
