@@ -386,6 +386,24 @@ def _on_row(
     return ActionBinding(entity.name, action, target.pk_param, columns, body_arg)
 
 
+def _delete_children(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding:
+    """``DELETE /buckets/{bucketKey}/messages``: a DELETE on a collection under a parent's item
+    deletes that parent's rows of the collection (a ``clear`` of the addressed parent row)."""
+    child = inference.entity(target.entity)
+    segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
+    under_item = len(segments) >= 2 and segments[-2].startswith("{") and not segments[-1].startswith("{")
+    for arg, parent_name in reversed(list(target.parent_params.items())):
+        parent = inference.entity(parent_name)
+        ref = next((c for c in child.columns if c.ref == parent_name), None) if child else None
+        if not under_item or child is None or parent is None or ref is None:
+            break
+        action = ActionDef(kind="clear", verb="delete", target=child.name, parent_column=ref.name)
+        action.scope = {a: c for a, c in parent_columns(target, parent).items() if a != arg}
+        action.returns = "body"
+        return ActionBinding(parent.name, action, arg)
+    raise Unbound("the operation's verb names no state change")
+
+
 def _answers_row(tool: ToolSpec, entity: EntityDef) -> bool:
     """Whether a read action answers with the row itself: no schema, or an object of its columns
     that carries no list the row does not hold (``{"payment_id", "events": [...]}`` is about it)."""
@@ -442,6 +460,10 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
         target = _path_row(tool, target, inference)
     on_row = on_item and target.pk_param is not None
     found = action_verb(path_words, on_item=on_row) or action_verb(name_words, on_item=on_row)
+    deletes = found is None and (tool.method or "").upper() == "DELETE"
+    clears = deletes or (found is not None and found[1].kind == "clear")
+    if clears and target.pk_param is None and target.parent_params:
+        return _delete_children(tool, target, inference)
     if found is None:
         raise Unbound("the operation's verb names no state change")
     name, verb, rest = found
