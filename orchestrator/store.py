@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import time
@@ -52,6 +51,8 @@ from typing import Any, Protocol
 
 from orchestrator.errors import EpisodeBusy, EpisodeConflict
 from orchestrator.lifecycle import EpisodeRecord, record_from_json, record_to_json
+from orchestrator.redislane import Script as _Script
+from orchestrator.redislane import ScriptLane
 
 __all__ = [
     "EpisodeStore",
@@ -224,110 +225,6 @@ _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 """
-
-
-class _Script:
-    """A Lua script by its SHA1 (what ``EVALSHA`` names) and its source (``EVAL`` once it is not cached)."""
-
-    __slots__ = ("sha", "source")
-
-    def __init__(self, source: str) -> None:
-        self.source = source.encode()
-        self.sha = hashlib.sha1(self.source).hexdigest().encode()  # how Redis names scripts
-
-
-def _arg(value: Any) -> bytes:
-    """One argument as Redis gets it (redis-py's own encoding: numbers by ``repr``, text as UTF-8)."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode()
-    return repr(value).encode()
-
-
-def _packed(*parts: bytes) -> bytes:
-    out = [b"*%d\r\n" % len(parts)]
-    for part in parts:
-        out += (b"$%d\r\n" % len(part), part, b"\r\n")
-    return b"".join(out)
-
-
-class ScriptLane:
-    """The store's scripts sent on connections of its own: packed here, the answer read straight
-    off the connection.
-
-    A turn makes two script calls; through ``redis.asyncio.Redis`` each also pays for the pool's
-    lock, the retry wrapper, metrics hooks and response callbacks, which cost more CPU than the
-    call itself on loopback (docs/performance.md). The lane keeps redis-py's connections (made by
-    the client's pool: the URL's host, database, password and TLS) and its retry policy; a
-    connection that failed or was cancelled mid-call is disconnected by redis-py and reconnects
-    on its next use. It holds at most the pool's ``max_connections``; beyond them a call waits for
-    one up to a ``BlockingConnectionPool``'s ``timeout`` (as the store's own pool does), or fails
-    at once over a plain pool. ``calls`` counts the script calls made (a turn's round trips).
-    """
-
-    def __init__(self, client: Any) -> None:
-        self.pool = client.connection_pool
-        self.limit = int(getattr(self.pool, "max_connections", 0) or 256)
-        self.wait_s: float | None = getattr(self.pool, "timeout", None)  # None: a plain pool's refusal
-        self._idle: list[Any] = []
-        self._slots = asyncio.Semaphore(self.limit)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self.calls = 0
-
-    async def _take(self) -> Any:
-        from redis.exceptions import ConnectionError, MaxConnectionsError
-
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # connections (and waiters) belong to the loop they were made in
-            self._idle, self._slots, self._loop = [], asyncio.Semaphore(self.limit), loop
-        if not self._slots.locked():
-            await self._slots.acquire()  # free: taken without waiting
-        elif self.wait_s is None:
-            raise MaxConnectionsError("Too many connections")
-        else:
-            try:
-                async with asyncio.timeout(self.wait_s):
-                    await self._slots.acquire()
-            except TimeoutError:
-                raise ConnectionError("No connection available.") from None
-        return self._idle.pop() if self._idle else self.pool.make_connection()
-
-    def _give(self, conn: Any) -> None:
-        if asyncio.get_running_loop() is self._loop:
-            self._idle.append(conn)
-            self._slots.release()
-
-    async def __call__(self, script: _Script, keys: list[str], args: list[Any]) -> Any:
-        """``EVALSHA`` (``EVAL`` when Redis has not cached the script), redis-py's reply parsing."""
-        from redis.exceptions import NoScriptError
-
-        tail = [str(len(keys)).encode(), *(k.encode() for k in keys), *(_arg(a) for a in args)]
-        conn = await self._take()
-        self.calls += 1
-        try:
-            try:
-                return await self._send(conn, _packed(b"EVALSHA", script.sha, *tail))
-            except NoScriptError:  # a restarted or flushed Redis: EVAL caches it again
-                return await self._send(conn, _packed(b"EVAL", script.source, *tail))
-        finally:
-            self._give(conn)
-
-    async def _send(self, conn: Any, packed: bytes) -> Any:
-        async def once() -> Any:
-            await conn.send_packed_command(packed, check_health=False)
-            return await conn.read_response()
-
-        async def failed(error: Exception) -> None:
-            await conn.disconnect()
-
-        return await conn.retry.call_with_retry(once, failed)
-
-    async def aclose(self) -> None:
-        idle, self._idle = self._idle, []
-        for conn in idle:
-            with contextlib.suppress(Exception):
-                await conn.disconnect()
 
 
 class _Write:
