@@ -33,6 +33,7 @@ from compoworld.runtime.rest import (
     read_body,
     rest_handler,
     rest_response,
+    route_path,
 )
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.state import SEED_VIEW
@@ -288,7 +289,7 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
         app.include_router(_admin_router(runtime, settings), prefix=prefix)
     for method, path, name in plan.spec_routes:
         app.add_api_route(
-            path,
+            route_path(path),
             rest_handler(runtime, name, limit, _episode_of),
             methods=[method],
             name=name,

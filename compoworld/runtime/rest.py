@@ -5,12 +5,16 @@
 segment a spec path also uses is served only under ``RESERVED_PREFIX`` (``/_compoworld``); every
 runtime route is served there too, so a client that must not guess (the orchestrator) always
 uses the prefixed form. ``rest_handler`` turns one request in the spec's wire format into tool
-arguments (``compoworld.runtime.wire``) and answers the spec's body and status.
+arguments (``compoworld.runtime.wire``) and answers the spec's body and status. A path naming
+one parameter twice (Azure's ``/resourceGroups/System.{location}/.../fabricLocations/{location}``)
+is routed with the repeat renamed (``route_path``; Starlette refuses a repeated name): the tool
+takes the parameter from its first place.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +38,7 @@ __all__ = [
     "plan_routes",
     "rest_handler",
     "rest_response",
+    "route_path",
 ]
 
 #: Where the runtime's own routes are always served, whatever paths the spec declares.
@@ -41,6 +46,28 @@ RESERVED_PREFIX = "/_compoworld"
 #: The runtime's own top-level routes, by first path segment.
 RUNTIME_ROUTES = ("health", "tools", "admin", "openapi.json", "docs", "redoc")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_PATH_PARAM = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)(:[a-zA-Z_][a-zA-Z0-9_]*)?\}")  # Starlette's
+
+
+def route_path(path: str) -> str:
+    """``path`` as a Starlette route: each repeat of a parameter name captured as ``<name>__<n>``."""
+    found = [m.group(1) for m in _PATH_PARAM.finditer(path)]
+    if len(set(found)) == len(found):
+        return path
+    taken = set(found)
+    seen: set[str] = set()
+
+    def rename(match: re.Match[str]) -> str:
+        name, n = match.group(1), 2
+        if name not in seen:
+            seen.add(name)
+            return match.group(0)
+        while f"{name}__{n}" in taken:
+            n += 1
+        taken.add(f"{name}__{n}")
+        return "{" + f"{name}__{n}" + (match.group(2) or "") + "}"
+
+    return _PATH_PARAM.sub(rename, path)
 
 
 def json_response(payload: Any, status: int = 200) -> Response:
@@ -152,6 +179,10 @@ def rest_handler(
     limits = runtime.limits
     wire = WireFormat(bound.defn)
     reads_body = any(loc == "body" for loc in bound.defn.arg_locations.values())
+    path = bound.defn.path or ""
+    repeats = {m.group(1) for m in _PATH_PARAM.finditer(route_path(path))} - {
+        m.group(1) for m in _PATH_PARAM.finditer(path)
+    }
 
     async def handler(request: Request) -> Response:
         shaper = bound.shaper
@@ -179,9 +210,10 @@ def rest_handler(
                 if form is None and wire.whole_body is None and not isinstance(body, dict | None):
                     raise Rejected(bound.failure("invalid_arguments", "request body must be a JSON object"))
             try:
-                args = wire.decode(
-                    request.path_params, request.query_params.multi_items(), request.headers, body, form
-                )
+                params = request.path_params
+                if repeats:  # a parameter the path names twice is read from its first place
+                    params = {k: v for k, v in params.items() if k not in repeats}
+                args = wire.decode(params, request.query_params.multi_items(), request.headers, body, form)
             except RecursionError:  # a JSON-valued parameter nested beyond the parser's recursion
                 raise Rejected(
                     InputRefused("invalid_json", "a parameter is nested too deeply").result()

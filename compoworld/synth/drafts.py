@@ -15,7 +15,7 @@ from compoworld.specs.model import FieldSpec
 from compoworld.specs.semantic import value_tag
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import entity_name, split_words
-from compoworld.synth.naming import class_name, identifier, match_key, unique
+from compoworld.synth.naming import class_name, identifier, match_key, unique, unique_column
 from compoworld.synth.schemas import merged_properties
 
 __all__ = ["MAX_COLUMNS", "EntityDraft", "FieldDraft", "finalize_entities"]
@@ -195,7 +195,7 @@ def _ensure_pk(draft: EntityDraft) -> str:
         schema = {"type": "integer"} if json_type(declared) == "integer" else {"type": "string"}
         if isinstance(declared.get("format"), str) and schema["type"] == "string":
             schema["format"] = declared["format"]
-    source = "id" if "id" not in draft.fields else draft.name + "_id"
+    source = "id" if draft.field("id") is None else draft.name + "_id"  # ``Id`` is taken too
     draft.fields = {
         source: FieldDraft(source=source, schema=schema, read_only=True, order=-1),
         **draft.fields,
@@ -301,7 +301,7 @@ def _build(draft: EntityDraft, names: set[str], prefix: str, scoping: list[Field
     columns: list[ColumnDef] = []
     by_parent = {v: k for k, v in parents.items()}
     for f in kept:
-        name = unique(identifier(f.source), taken)
+        name = unique_column(identifier(f.source), taken)
         ctype = _column_type(f.schema)
         is_pk = f.source == pk
         if is_pk:

@@ -19,6 +19,7 @@ __all__ = [
     "match_key",
     "snake",
     "unique",
+    "unique_column",
 ]
 
 #: Attributes every SQLModel class has (plus SQLAlchemy/pydantic internals); a column with one
@@ -57,6 +58,10 @@ RESERVED_ATTRIBUTES: frozenset[str] = frozenset(
         "sqlmodel_update",
         "update_forward_refs",
         "validate",
+        # what the metaclass gives every class (abc's ``register``, type's ``mro``): a field
+        # named so is dropped from the table and its annotation left as ``Any``
+        "mro",
+        "register",
         # names the rendered models.py imports or uses in annotations (a class attribute
         # named ``str`` would break every later ``str | None`` annotation in the class body)
         "Any",
@@ -121,4 +126,17 @@ def unique(name: str, taken: set[str]) -> str:
         candidate = f"{name}_{n}"
         n += 1
     taken.add(candidate)
+    return candidate
+
+
+def unique_column(name: str, taken: set[str]) -> str:
+    """Like ``unique``, blind to case: SQL column names are (``Id`` and ``id`` are one column).
+
+    ``taken`` holds the case-folded names given so far.
+    """
+    candidate, n = name, 2
+    while candidate.casefold() in taken:
+        candidate = f"{name}_{n}"
+        n += 1
+    taken.add(candidate.casefold())
     return candidate

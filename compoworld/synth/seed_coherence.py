@@ -3,7 +3,7 @@
 - An embedded copy of a referenced row (``customer: {id, display_name}`` beside
   ``customer_id``) gets the referenced row's values, its ``id`` the reference itself.
 - A denormalised field beside a reference (``contact_name`` beside ``contact_id``) is the
-  referenced row's name.
+  referenced row's name; never the row's own key, which must stay unique.
 - Line items and totals: each item's total is quantity x unit price; the row's subtotal is
   the sum of its items, the tax a rate of it, the total their sum.
 """
@@ -103,7 +103,13 @@ def _embedded_copies(
             _copy_into(value, row[ref.name], target, target_row)
     for column in entity.columns:  # contact_name beside contact_id
         words = column.name.lower().rsplit("_", 1)
-        if column.type != "string" or len(words) != 2 or words[0] not in refs or row.get(column.name) is None:
+        if (
+            column.type != "string"
+            or column.primary_key  # a key is the row's own (``publication_slug`` keying an ``id_for``)
+            or len(words) != 2
+            or words[0] not in refs
+            or row.get(column.name) is None
+        ):
             continue
         ref = refs[words[0]]
         target = entities.get(ref.ref or "")
