@@ -66,7 +66,7 @@ class GenerateOptions(BaseModel):
         default=(2, 6), description="Bounds of distractor services per task."
     )
     chain: int = Field(
-        default=5, ge=1, le=12, description="Most workflows a scenario chains (the closing message aside)."
+        default=4, ge=1, le=12, description="Most workflows a scenario chains (the closing message aside)."
     )
     chain_rate: float = Field(
         default=0.8,
