@@ -26,6 +26,8 @@ _MESSAGE = {
     "properties": {"uuid": {"type": "string"}, "body": {"type": "string"}, "status": {"type": "integer"}},
 }
 
+_LABEL = {"type": "object", "properties": {"uid": {"type": "string"}, "text": {"type": "string"}}}
+
 
 def _ok(schema: dict[str, Any]) -> dict[str, Any]:
     return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
@@ -67,11 +69,26 @@ def _doc() -> dict[str, Any]:
                     "responses": {"204": {"description": "deleted"}},
                 },
             },
+            "/buckets/{bucketKey}/labels": {
+                "get": {
+                    "operationId": "listLabels",
+                    "parameters": [key],
+                    "responses": _ok({"type": "array", "items": {"$ref": "#/components/schemas/Label"}}),
+                },
+                "delete": {  # names which label goes: not a clear of them all
+                    "operationId": "removeLabel",
+                    "parameters": [key],
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Label"}}}
+                    },
+                    "responses": {"204": {"description": "deleted"}},
+                },
+            },
             "/buckets/{bucketKey}/messages/{messageId}": {
                 "get": {"operationId": "getMessage", "parameters": [key, uuid], "responses": _ok(message)}
             },
         },
-        "components": {"schemas": {"Bucket": _BUCKET, "Message": _MESSAGE}},
+        "components": {"schemas": {"Bucket": _BUCKET, "Message": _MESSAGE, "Label": _LABEL}},
     }
 
 
@@ -87,6 +104,12 @@ def test_the_delete_on_the_child_collection_is_a_clear_action(rt: ServiceRuntime
     tool = rt.manifest.tool("clearMessages")
     assert tool is not None and tool.backend == "action", tool and tool.simulated_reason
     assert tool.action is not None and tool.action.kind == "clear" and tool.action.target == "message"
+
+
+def test_a_delete_whose_arguments_name_the_rows_is_no_clear(rt: ServiceRuntime) -> None:
+    tool = rt.manifest.tool("removeLabel")
+    assert tool is not None and tool.backend == "simulated" and tool.action is None
+    assert "names which of its rows" in (tool.simulated_reason or "")
 
 
 def test_clearing_deletes_the_bucket_s_messages_and_no_other_bucket_s(rt: ServiceRuntime) -> None:

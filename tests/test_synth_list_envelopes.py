@@ -36,6 +36,12 @@ _LEAGUE = {
 }
 _WARNING = {"type": "object", "properties": {"message": {"type": "string"}, "code": {"type": "integer"}}}
 
+#: Two sort parameters (opendatasoft's deprecated ``sort`` beside ``order_by``).
+_SORTS = [
+    {"name": n, "in": "query", "schema": {"type": "array", "items": {"type": "string"}}, "explode": False}
+    for n in ("sort", "order_by")
+]
+
 
 def _ok(schema: dict[str, Any]) -> dict[str, Any]:
     return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
@@ -53,7 +59,7 @@ def _collection(plural: str, schema: str, listing: dict[str, Any], key: str) -> 
     body = {"required": True, "content": {"application/json": {"schema": _ref(schema)}}}
     return {
         f"/{plural}": {
-            "get": {"operationId": f"list_{plural}", "responses": _ok(listing)},
+            "get": {"operationId": f"list_{plural}", "parameters": _SORTS, "responses": _ok(listing)},
             "post": {"operationId": f"create_{plural}", "requestBody": body, "responses": _ok(_ref(schema))},
         },
         f"/{plural}/{{{key}}}": {
@@ -111,6 +117,12 @@ def test_enveloped_and_aliased_lists_are_implemented(rt: ServiceRuntime) -> None
         assert tools[name].operation == "list"
     assert tools["list_posts"].response is not None and tools["list_posts"].response.rows_at == ["posts"]
     assert tools["list_orders"].response is not None and tools["list_orders"].response.rows_at == ["orders"]
+
+
+def test_a_second_sort_parameter_is_refused_by_name_not_ignored(rt: ServiceRuntime) -> None:
+    tool = rt.manifest.tool("list_posts")
+    assert tool is not None and tool.listing is not None
+    assert tool.listing.sort_arg == "sort" and "second sort parameter" in tool.listing.refused["order_by"]
 
 
 def test_a_created_row_is_listed_in_the_spec_s_own_envelope(rt: ServiceRuntime) -> None:

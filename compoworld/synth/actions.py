@@ -390,6 +390,8 @@ def _delete_children(tool: ToolSpec, target: Target, inference: EntityInference)
     """``DELETE /buckets/{bucketKey}/messages``: a DELETE on a collection under a parent's item
     deletes that parent's rows of the collection (a ``clear`` of the addressed parent row)."""
     child = inference.entity(target.entity)
+    if any(p.location != "path" for p in tool.params):  # ``{"uid": ...}`` names which rows go
+        raise Unbound("a DELETE on a collection names which of its rows by its arguments (world model)")
     segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
     under_item = len(segments) >= 2 and segments[-2].startswith("{") and not segments[-1].startswith("{")
     for arg, parent_name in reversed(list(target.parent_params.items())):

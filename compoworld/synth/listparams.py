@@ -310,6 +310,8 @@ class ListBinder:
         values = p.json_schema.get("enum") or (p.json_schema.get("items") or {}).get("enum") or []
         if values and not any(sort_terms(self.entity, str(v)) is not None for v in values):
             return f"sorts by {', '.join(repr(v) for v in values[:5])}, which name no field of {self.entity.name}"
+        if self.listing.sort_arg not in (None, p.name):  # one order per answer: the first one binds
+            return f"sorts as '{self.listing.sort_arg}' does (a second sort parameter)"
         self.listing.sort_arg = p.name
         return None
 

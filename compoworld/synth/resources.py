@@ -9,6 +9,7 @@ paths whose last literal names the same entity are merged when their schemas agr
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -246,13 +247,13 @@ def _operation(op: _Op) -> Operation:
 
 def _returns(op: _Op, name: str, operation: Operation, accepted: _Accepted, spec: ServiceSpec) -> bool:
     """Whether a read returns one row of the entity and a list/search a list of them. A response
-    schema another entity owns still returns this one's rows where it has exactly this entity's
-    properties (pandascore's ``BettingLeague`` and ``League``, one shape under two names)."""
+    schema another entity owns still returns this one's rows where it is this entity's own schema
+    under another name (the same schema, nested fields included)."""
     owner = accepted.schema_owner.get(op.resp_name or "", name)
     if op.resp_name and owner != name:
         own = spec.schemas.get(accepted.schema_of.get(name) or "")
-        props = sorted(merged_properties(op.resp.schema)[0]) if op.resp is not None else []
-        if not own or not props or sorted(merged_properties(own)[0]) != props:
+        other = spec.schemas.get(op.resp_name)
+        if not own or not other or json.dumps(own, sort_keys=True) != json.dumps(other, sort_keys=True):
             return False
     if op.resp is None:
         return True
