@@ -35,7 +35,7 @@ from rich.table import Table
 
 from orchestrator.groups import GroupBoard
 from orchestrator.groups_redis import RedisGroupBoard
-from orchestrator.store import RedisEpisodeStore
+from orchestrator.store_redis import RedisEpisodeStore
 from tests.redis_fixture import running_redis
 
 

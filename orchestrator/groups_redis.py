@@ -50,7 +50,8 @@ from orchestrator.groups import (
     set_soon,
 )
 from orchestrator.reward import DEFAULT_LAMBDA, GroupRewardReport
-from orchestrator.store import RedisEpisodeStore, store_errors
+from orchestrator.store import store_errors
+from orchestrator.store_redis import RedisEpisodeStore
 
 __all__ = ["RedisGroupBoard", "board_for_store"]
 

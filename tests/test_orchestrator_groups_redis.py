@@ -19,7 +19,8 @@ import redis.asyncio as aioredis
 from orchestrator.groups import BoardClosing, GroupBoard, GroupConflictError, GroupRewardResponse
 from orchestrator.groups_redis import RedisGroupBoard, board_for_store
 from orchestrator.reward import completion_focused_rewards
-from orchestrator.store import InMemoryEpisodeStore, RedisEpisodeStore
+from orchestrator.store import InMemoryEpisodeStore
+from orchestrator.store_redis import RedisEpisodeStore
 from tests.redis_fixture import redis_server
 
 __all__ = ["redis_server"]

@@ -24,7 +24,7 @@ from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import EpisodeBusy, EpisodeConflict
 from orchestrator.lifecycle import EpisodeState, OrchestratorConfig
-from orchestrator.store import RedisEpisodeStore
+from orchestrator.store_redis import RedisEpisodeStore
 from tests.orchestrator_fixture import runtimes, serving, task_create, task_update, tool_content
 from tests.redis_fixture import redis_server
 

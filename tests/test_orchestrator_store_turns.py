@@ -18,7 +18,9 @@ import redis.asyncio as aioredis
 
 from orchestrator.api import OpenRequest
 from orchestrator.errors import EpisodeConflict
-from orchestrator.store import RedisEpisodeStore, ScriptLane, _Script
+from orchestrator.redislane import Script as _Script
+from orchestrator.redislane import ScriptLane
+from orchestrator.store_redis import RedisEpisodeStore
 from tests.orchestrator_fixture import task_create
 from tests.redis_fixture import redis_server
 from tests.test_orchestrator_store import mesh, replica, turn
