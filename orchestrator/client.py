@@ -27,7 +27,7 @@ from orchestrator.api import (
     StepRequest,
     StepResponse,
 )
-from orchestrator.groups import GroupRewardRequest, GroupRewardResponse
+from orchestrator.groups_api import GroupRewardRequest, GroupRewardResponse
 from orchestrator.models import Trajectory
 
 __all__ = ["OrchestratorClient", "OrchestratorError"]

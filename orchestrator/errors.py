@@ -12,6 +12,8 @@ when a request to the orchestrator itself cannot be served; the HTTP layer maps 
     ├── TaskNotFound             404  a task id that no loaded task file holds
     ├── TaskConflict             409  a task added under an id another task holds
     ├── InvalidRequest           422  a request the orchestrator cannot act on (unknown service, bad mode)
+    ├── GroupConflictError       409  a group report that disagrees with what its group holds (also a ValueError)
+    ├── BoardClosing             503  the group board is shutting down: the report was not scored
     └── ServiceUnavailable       503  a service did not answer while forking or grading
 """
 
@@ -20,10 +22,12 @@ from __future__ import annotations
 from compoworld.errors import CompoWorldError, EpisodeError, ServiceUnavailable
 
 __all__ = [
+    "BoardClosing",
     "EpisodeBusy",
     "EpisodeConflict",
     "EpisodeError",
     "EpisodeNotFound",
+    "GroupConflictError",
     "InvalidRequest",
     "ServiceUnavailable",
     "TaskConflict",
@@ -55,6 +59,14 @@ class TaskNotFound(CompoWorldError):
 
 class TaskConflict(CompoWorldError):
     """A task added under an id that a different task already holds."""
+
+
+class GroupConflictError(CompoWorldError, ValueError):
+    """A report disagrees with what the group already holds (rubric size, expected_n, importance)."""
+
+
+class BoardClosing(CompoWorldError):
+    """The orchestrator is shutting down: the report was not scored; send it again (503)."""
 
 
 class InvalidRequest(CompoWorldError):

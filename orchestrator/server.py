@@ -40,7 +40,7 @@ from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import InvalidRequest, http_status
 from orchestrator.fastpath import StepFastPath
-from orchestrator.groups import groups_router
+from orchestrator.groups_api import groups_router
 from orchestrator.groups_redis import board_for_store
 from orchestrator.guard import BodyGuard
 from orchestrator.lifecycle import OrchestratorConfig

@@ -13,7 +13,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from orchestrator.groups import GroupBoard, GroupConflictError, groups_router
+from orchestrator.groups import GroupBoard, GroupConflictError
+from orchestrator.groups_api import groups_router
 from orchestrator.reward import completion_focused_rewards
 
 
