@@ -18,8 +18,8 @@ from compoworld.errors import CompoWorldError
 from compoworld.settings import Settings
 from orchestrator.agents import agent_names, agent_options, create_agent
 from orchestrator.backends import EpisodeBackend, RemoteBackend, embedded_backend, remote_services_backend
-from orchestrator.discovery import load_url_map
 from orchestrator.lifecycle import OrchestratorConfig
+from orchestrator.remote import load_url_map
 from orchestrator.runner import RunConfig, RunSummary, run_tasks
 from orchestrator.tasksource import read_tasks
 

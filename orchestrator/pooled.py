@@ -14,8 +14,9 @@ from compoworld.contracts import ToolResult
 from compoworld.errors import ServiceUnavailable
 from compoworld.runtime.pool import ServicePool
 from compoworld.runtime.service import ServiceRuntime
-from orchestrator.discovery import LocalService, ServiceClient, unavailable
+from orchestrator.discovery import LocalService
 from orchestrator.rubric.readers import SeedCache
+from orchestrator.service_client import ServiceClient, unavailable
 
 __all__ = ["PooledService", "pooled_clients"]
 

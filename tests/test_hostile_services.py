@@ -20,8 +20,8 @@ from compoworld.settings import Settings
 from orchestrator.agents.base import Action
 from orchestrator.api import OpenResponse
 from orchestrator.backends import embedded_backend
-from orchestrator.discovery import HttpService
 from orchestrator.models import Task
+from orchestrator.remote import HttpService
 from orchestrator.runner import RunConfig, read_trajectories, run_tasks
 from orchestrator.server import create_orchestrator_app
 from tests.orchestrator_fixture import serving, task_create, write_library

@@ -15,10 +15,11 @@ from compoworld.runtime import create_library_app, create_service_app
 from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.settings import Settings
 from orchestrator.api import OpenRequest, StepRequest, ToolCall
-from orchestrator.discovery import HttpService, ServiceDirectory, load_url_map, pick_replica
+from orchestrator.discovery import ServiceDirectory
 from orchestrator.episodes import Orchestrator
 from orchestrator.errors import InvalidRequest
 from orchestrator.hop import Hop
+from orchestrator.remote import HttpService, load_url_map, pick_replica
 from orchestrator.server import create_orchestrator_app
 from orchestrator.tasksource import write_tasks
 from tests.orchestrator_fixture import (

@@ -30,7 +30,7 @@ import uvicorn
 
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.settings import Settings
-from orchestrator.discovery import HttpService, ReplicaSet, resolve_host
+from orchestrator.remote import HttpService, ReplicaSet, resolve_host
 from tests.orchestrator_fixture import free_port
 from tests.redis_fixture import redis_server
 from tests.replica_mesh import ADMIN, SERVICES, Driver, Outcome, mesh, rollout_script

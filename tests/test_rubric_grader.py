@@ -12,8 +12,9 @@ import pytest
 from compoworld.runtime import ServiceRuntime, load_library
 from compoworld.runtime.app import create_service_app
 from compoworld.settings import Settings
-from orchestrator.discovery import EpisodeReader, HttpService, ServiceDirectory
+from orchestrator.discovery import EpisodeReader, ServiceDirectory
 from orchestrator.models import CriterionSpec, Verdict
+from orchestrator.remote import HttpService
 from orchestrator.rubric import RuntimeStateReader, SeedCache, StateReader, evaluate
 from orchestrator.rubric.guard import ServiceExpectation, StateGuard, TableAllowance
 from tests.tasks_library import write_library
