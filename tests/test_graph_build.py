@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from orchestrator.graph import ToolGraph, build_graph, load_manifests
+from orchestrator.graph.build import stream_graph
 from orchestrator.graph.cli import graph
 from tests.tasks_library import write_library
 
@@ -120,3 +122,34 @@ def test_graph_command_names_a_bad_library_without_a_traceback(tmp_path: Path, s
     assert (result.exit_code == 2 and result.exception is None) or isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output
     assert str(root) in result.output.replace("\n", "")
+
+
+def _starter() -> Path:
+    return Path(__file__).resolve().parents[1] / "generated_services"
+
+
+@pytest.mark.parametrize("which", ["tasks_library", "starter"])
+def test_streaming_one_manifest_at_a_time_builds_the_same_graph(
+    which: str, library: Path, tmp_path: Path
+) -> None:
+    root = library if which == "tasks_library" else _starter()
+    streamed, skipped, services = stream_graph(root)
+    whole = build_graph(load_manifests(root))
+    assert not skipped and services == len(whole.services)
+    assert streamed.model_dump_json() == whole.model_dump_json()  # nodes, ports, library version
+    assert [e.model_dump() for e in streamed.iter_edges()] == [e.model_dump() for e in whole.iter_edges()]
+    assert streamed.summary() == whole.summary()
+
+
+def test_streaming_skips_a_folder_that_does_not_load_and_links_the_rest(
+    library: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "lib"
+    shutil.copytree(library, root)
+    (root / "aaa_broken").mkdir()
+    (root / "aaa_broken" / "manifest.json").write_text("{not json")
+    heard: list[str] = []
+    streamed, skipped, services = stream_graph(root, on_skip=lambda miss: heard.append(miss.folder))
+    assert [Path(s.folder).name for s in skipped] == ["aaa_broken"] and heard == [skipped[0].folder]
+    assert "aaa_broken" in skipped[0].reason and services == len(streamed.services)
+    assert streamed.model_dump_json() == build_graph(load_manifests(library)).model_dump_json()

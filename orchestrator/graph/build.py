@@ -1,15 +1,49 @@
-"""Build the dependency graph of a library: its tools, typed ports, and the role index that links them."""
+"""Build the dependency graph of a library: its tools, typed ports, and the role index that links them.
+
+A large library is built by streaming (:func:`stream_graph`): one manifest is read at a time, its
+tools become ``ToolNode``s (the compact per-tool port view linking needs: names, kinds, entity,
+typed inputs and outputs) and its JSON feeds the library hash, then the manifest is dropped. Only
+the nodes stay, so memory follows the ports, not the manifests (whole manifests of the full corpus
+held ~5 GB). The graph is the one :func:`build_graph` makes from the same manifests in memory.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple
 
-from compoworld.manifest import ServiceManifest, load_manifests
+from compoworld.catalog import SkippedFolder, read_manifest
+from compoworld.errors import LibraryError
+from compoworld.manifest import ServiceManifest, library_folders, load_manifests
 from orchestrator.graph.model import FanOut, ToolGraph, ToolNode
 from orchestrator.graph.ports import input_ports, output_ports
 
-__all__ = ["build_graph", "library_version", "load_manifests", "tool_nodes"]
+__all__ = ["Streamed", "build_graph", "library_version", "load_manifests", "stream_graph", "tool_nodes"]
+
+
+class Streamed(NamedTuple):
+    """What :func:`stream_graph` read: the graph, the folders skipped, the services linked."""
+
+    graph: ToolGraph
+    skipped: list[SkippedFolder]
+    services: int
+
+
+class _Version:
+    """The running library hash: manifests fed in name order give :func:`library_version`'s value."""
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256()
+
+    def add(self, manifest: ServiceManifest) -> None:
+        self.digest.update(manifest.model_dump_json().encode())
+        self.digest.update(b"\n")
+
+    def value(self) -> str:
+        return self.digest.hexdigest()[:16]
 
 
 def library_version(manifests: Sequence[ServiceManifest]) -> str:
@@ -18,11 +52,27 @@ def library_version(manifests: Sequence[ServiceManifest]) -> str:
     Each manifest's JSON (pydantic's serializer) feeds one sha256, in name order: a large library
     is hashed in a fraction of the time a canonical re-encoding of every manifest took.
     """
-    digest = hashlib.sha256()
+    version = _Version()
     for manifest in sorted(manifests, key=lambda m: m.name):
-        digest.update(manifest.model_dump_json().encode())
-        digest.update(b"\n")
-    return digest.hexdigest()[:16]
+        version.add(manifest)
+    return version.value()
+
+
+def _compact(nodes: list[ToolNode]) -> list[ToolNode]:
+    """The same nodes with their repeated strings interned (services, semantics, argument names recur
+    across thousands of tools: one copy each)."""
+    intern = sys.intern
+    for node in nodes:
+        node.service = intern(node.service)
+        node.domain = intern(node.domain)
+        node.operation = intern(node.operation)
+        for port in node.inputs:
+            port.name = intern(port.name)
+            port.semantic = intern(port.semantic)
+        for out in node.outputs:
+            out.path = intern(out.path)
+            out.semantic = intern(out.semantic)
+    return nodes
 
 
 def tool_nodes(manifest: ServiceManifest) -> list[ToolNode]:
@@ -44,7 +94,39 @@ def tool_nodes(manifest: ServiceManifest) -> list[ToolNode]:
     ]
 
 
+def _graph(nodes: Iterable[ToolNode], version: str, fanout: FanOut | None) -> ToolGraph:
+    ordered = sorted(nodes, key=lambda n: n.id)
+    return ToolGraph(library_version=version, nodes=ordered, fanout=fanout or FanOut())
+
+
 def build_graph(manifests: Sequence[ServiceManifest], fanout: FanOut | None = None) -> ToolGraph:
     """Nodes for every tool, linked where an output's role is an argument's (bounded fan-out per output)."""
-    nodes = sorted((n for m in manifests for n in tool_nodes(m)), key=lambda n: n.id)
-    return ToolGraph(library_version=library_version(manifests), nodes=nodes, fanout=fanout or FanOut())
+    return _graph((n for m in manifests for n in tool_nodes(m)), library_version(manifests), fanout)
+
+
+def stream_graph(
+    library: Path,
+    fanout: FanOut | None = None,
+    on_skip: Callable[[SkippedFolder], None] | None = None,
+) -> Streamed:
+    """The graph of every manifest of ``library`` that reads, holding one manifest at a time, the
+    folders that do not read (each with the reason) and how many did: the same graph as
+    ``build_graph`` of ``load_manifests_skipping(library)``."""
+    version = _Version()
+    nodes: list[ToolNode] = []
+    skipped: list[SkippedFolder] = []
+    services = 0
+    for folder in library_folders(library):  # folder name == service name: this is name order
+        try:
+            manifest = read_manifest(folder)
+        except LibraryError as exc:
+            miss = SkippedFolder(folder=str(folder), reason=str(exc))
+            skipped.append(miss)
+            if on_skip is not None:
+                on_skip(miss)
+            continue
+        version.add(manifest)
+        nodes += _compact(tool_nodes(manifest))
+        services += 1
+        del manifest
+    return Streamed(_graph(nodes, version.value(), fanout), skipped, services)

@@ -9,10 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from compoworld.catalog import load_manifests_skipping
 from compoworld.errors import LibraryError
 from compoworld.settings import Settings
-from orchestrator.graph.build import build_graph
+from orchestrator.graph.build import stream_graph
 from orchestrator.graph.model import GraphSummary
 
 __all__ = ["graph", "summary_table"]
@@ -38,17 +37,16 @@ def graph(
     """Link every tool whose output can fill another tool's argument; print nodes, edges, components."""
     console = Console()
     root = library or Settings().library
-    try:
-        manifests, skipped = load_manifests_skipping(root)
+    try:  # one manifest held at a time: a folder that does not load costs its own service, never the graph
+        built, _skipped, services = stream_graph(
+            root, on_skip=lambda miss: console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]")
+        )
     except LibraryError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
-    for miss in skipped:  # a folder that does not load costs its own service, never the graph
-        console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]")
-    if not manifests:
+    if not services:
         console.print(f"[red]no services under {root} (expected <library>/<service>/manifest.json)[/red]")
         raise typer.Exit(2)
-    built = build_graph(manifests)
     summary = built.summary()
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
