@@ -8,13 +8,24 @@ goes in, the collection a ticket belongs to), which the agent finds by the scope
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from compoworld.manifest import ColumnDef
 from orchestrator.tasks.scenario.world import Table, World
 
-__all__ = ["PURPOSES", "Sink", "purpose_of", "shift_date", "sink_for", "stamp_like"]
+__all__ = [
+    "PURPOSES",
+    "TITLE_WORDS",
+    "Sink",
+    "is_title_column",
+    "name_words",
+    "purpose_of",
+    "shift_date",
+    "sink_for",
+    "stamp_like",
+]
 
 _PRIORITY_WORDS = ("priority", "severity", "urgency")
 #: what a row of a table is for, by the words of its entity name (the first purpose that matches)
@@ -67,16 +78,89 @@ def _settable(table: Table) -> dict[str, ColumnDef]:
     return out
 
 
+def _wordlist(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+#: words of a column name that say it holds a row's title, name or description, in the order preferred
+TITLE_WORDS = _wordlist(
+    "title subject summary name headline label caption description notes note memo comment remarks content "
+    "text message body"
+)
+#: semantics a title may carry (untagged free text included); a date, e-mail, phone, url, id, code or a
+#: person's own name is never a place for "Follow up with ..."
+_TITLE_SEMANTICS = ("", "title", "subject", "text", "description", "summary")
+#: words that make a column a key, a date, a number or an address whatever else its name says
+_NOT_TITLE_WORDS = frozenset(
+    _wordlist(
+        "id ids sid uuid key date at time timestamp day number no count url uri link email phone code type "
+        "status channel currency language"
+    )
+)
+#: a name column names the row itself only bare or with these words (``department_name`` names another)
+_OWN_NAME_WORDS = frozenset(_wordlist("name display friendly full short long nick"))
+#: dates that record what already happened (completed, created, approved): never a due or booked date
+_PAST_DATE_WORDS = frozenset(
+    _wordlist(
+        "completed created updated modified deleted approval approved closed paid last reconciliation "
+        "posted sent received"
+    )
+)
+_DUE_DATE_WORDS = ("due", "start", "scheduled", "begin", "date")
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a column name: ``customer_memo`` -> customer, memo; ``FriendlyName`` -> friendly, name."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def is_title_column(column: ColumnDef, entity: str = "") -> bool:
+    """A free-text column meant for a title, a name or a description of a row of ``entity``: by type (a
+    plain string, no enum, no format, no reference) and by what its name and semantic say."""
+    if column.type != "string" or column.enum or column.ref or column.primary_key:
+        return False
+    if column.format or (column.semantic or "") not in _TITLE_SEMANTICS:
+        return False
+    words = set(name_words(column.name))
+    if not words & set(TITLE_WORDS) or words & _NOT_TITLE_WORDS:
+        return False
+    return words & set(TITLE_WORDS) != {"name"} or words <= _OWN_NAME_WORDS | set(name_words(entity))
+
+
+def _due_dates(columns: dict[str, ColumnDef]) -> list[ColumnDef]:
+    """Date columns a new row's due or booked day can go in (never one recording a past event), those
+    named for it (``due``, ``start_date``) first."""
+    dated = [
+        c
+        for c in columns.values()
+        if c.type == "string"
+        and (c.semantic or "") in ("date", "date-time")
+        and not set(name_words(c.name)) & _PAST_DATE_WORDS
+    ]
+    return sorted(
+        dated,
+        key=lambda c: min(
+            (i for i, w in enumerate(_DUE_DATE_WORDS) if w in name_words(c.name)),
+            default=len(_DUE_DATE_WORDS),
+        ),
+    )
+
+
 def _title(table: Table, columns: dict[str, ColumnDef]) -> str | None:
-    label = table.entity.label_column
-    if label in columns and columns[label].type == "string" and not columns[label].enum:
-        return label
-    for column in columns.values():
-        if column.type == "string" and (column.semantic or "") in ("title", "subject") and not column.enum:
+    """The column a sink's title goes in: one tagged as a title or subject, else the table's label column,
+    else the first by the preferred title words, and only ever a title column (``is_title_column``)."""
+    titled = [c for c in columns.values() if is_title_column(c, table.entity.name)]
+    for column in titled:
+        if (column.semantic or "") in ("title", "subject"):
             return column.name
-    for name in ("title", "subject", "name", "summary", "notes", "description", "content", "text", "message"):
-        if name in columns and columns[name].type == "string" and not columns[name].enum:
-            return name
+    label = table.entity.label_column
+    if any(c.name == label for c in titled):
+        return label
+    for word in TITLE_WORDS:
+        for column in titled:
+            if word in name_words(column.name):
+                return column.name
     return None
 
 
@@ -124,11 +208,13 @@ def _plan(world: World, table: Table) -> Sink | None:
     if title is None:
         return None
     sink = Sink(table=table, title=title, purpose=purpose_of(table))
+    dates = _due_dates(columns)
+    sink.date = dates[0] if dates else None
     for column in columns.values():
         semantic = column.semantic or ""
-        if sink.date is None and semantic in ("date", "date-time") and column.type == "string":
-            sink.date = column
-        elif sink.money is None and semantic in ("money", "amount") and column.type in ("number", "integer"):
+        if semantic in ("date", "date-time"):
+            continue
+        if sink.money is None and semantic in ("money", "amount") and column.type in ("number", "integer"):
             sink.money = column
         elif sink.email is None and semantic == "email" and column.type == "string":
             sink.email = column.name
