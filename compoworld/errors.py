@@ -23,8 +23,8 @@ CompoWorldError                          compoworld.errors
 ├── ServiceUnavailable                   compoworld.errors              503 a service did not answer (dead, slow)
 ├── StateLookupError (LookupError)       orchestrator.discovery         a grader read that cannot be made as written
 ├── CriterionError (ValueError)          orchestrator.rubric.base       a rubric criterion that cannot be built or read
-├── GroupConflictError (ValueError)      orchestrator.groups            409 a reward report contradicts its group
-├── BoardClosing                         orchestrator.groups            503 the orchestrator stopped while a report waited
+├── GroupConflictError (ValueError)      orchestrator.errors            409 a reward report contradicts its group
+├── BoardClosing                         orchestrator.errors            503 the orchestrator stopped while a report waited
 ├── OrchestratorError                    orchestrator.client            the orchestrator was unreachable or refused
 ├── SmokeSetupError (ValueError)         trainer.smoke_env              the smoke run's library or tasks are unusable
 ├── PromptTooLongError (ValueError)      trainer.env_errors             an episode prompt over the model's prompt budget
