@@ -18,6 +18,8 @@ from compoworld.patterns import schema_validator
 __all__ = ["StrictChecker", "strict_errors", "strict_schema"]
 
 _COMBINERS = ("allOf", "anyOf", "oneOf")
+# errors gathered before sorting: enough that the first few no longer depend on yield order
+_COLLECT = 256
 _ONE = ("items", "additionalProperties", "not", "contains", "propertyNames")
 
 
@@ -86,15 +88,22 @@ class StrictChecker:
         """Up to ``limit`` reasons the body does not conform (empty: it conforms)."""
         if self._validator is None:
             return []
-        out: list[str] = []
+        # jsonschema yields some errors in set order (``additionalProperties`` descends into the extra
+        # keys of a set), which follows PYTHONHASHSEED: collect a bounded batch and keep the first
+        # ``limit`` in (location, message) order, so two builds give the same reasons byte for byte
+        found: list[tuple[str, str]] = []
+        stopped = ""
         try:
             for error in self._validator.iter_errors(body):
-                out.append(f"{_where(error)}: {error.message[:200]}")
-                if len(out) >= limit:
+                found.append((_where(error), error.message[:200]))
+                if len(found) >= _COLLECT:
                     break
         except Exception as exc:  # an ECMA-only pattern Python cannot compile, and the like
-            return [*out, f"(check stopped: {type(exc).__name__})"] if out else []
-        return out
+            if not found:
+                return []
+            stopped = f"(check stopped: {type(exc).__name__})"
+        out = [f"{where}: {message}" for where, message in sorted(set(found))[:limit]]
+        return [*out, stopped] if stopped else out
 
 
 def strict_errors(schema: dict[str, Any], body: Any, limit: int = 3) -> list[str]:
