@@ -258,3 +258,69 @@ def test_recycled_build_workers_never_hang_and_answer_every_unit() -> None:
     finally:
         workers.shutdown()
     assert answers == [0, 2, 4, 6, 8, 10] and len(pools) == 3
+
+
+def _peak_rss(_: int) -> dict[str, float]:
+    import resource
+
+    return {"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_past_the_rss_budget_retires_its_pool() -> None:
+    from compoworld.synth.batch import _Workers
+
+    for budget, renewed in ((1.0, True), (0.0, False), (1e9, False)):
+        workers = _Workers(BatchOptions(workers=2, recycle=100, recycle_rss_mb=budget, progress=False))
+        try:
+            first = workers.pool
+            workers.observe(workers.submit(_peak_rss, 0).result(timeout=60))
+            assert workers.spent() is renewed
+            if workers.spent():
+                workers.renew()
+            assert (workers.pool is not first) is renewed and workers.renewals == int(renewed)
+            assert not workers.spent()
+        finally:
+            workers.shutdown()
+
+
+def test_a_build_that_recycles_by_rss_gives_the_same_library(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "corpus")
+    for i in range(6):  # more units than the pool takes at once, so a retired pool is replaced
+        (corpus / f"extra{i}.org.json").write_text(json.dumps(_api(f"Extra {i}", f"extra{i}.org", None, f"r{i}")))
+    build_corpus(corpus, tmp_path / "one", BatchOptions(workers=1, progress=False))
+    options = BatchOptions(workers=2, recycle=100, recycle_rss_mb=1.0, progress=False)
+    _, stats = build_corpus(corpus, tmp_path / "two", options)
+    assert stats.pool_renewals >= 1
+    assert _tree(tmp_path / "two") == _tree(tmp_path / "one")
+
+
+def test_a_folder_dropped_mid_delete_never_passes_for_up_to_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill while a pruned folder is deleted leaves no half folder with its build.json in the library."""
+    import shutil
+
+    from compoworld.synth import build as build_module
+
+    corpus = _corpus(tmp_path / "corpus")
+    library = tmp_path / "lib"
+    build_corpus(corpus, library, BatchOptions(workers=1, progress=False))
+    (corpus / "zoo.org.json").unlink()
+    real_rmtree = shutil.rmtree
+
+    def killed_mid_delete(path: Any, *args: Any, **kwargs: Any) -> None:
+        path = Path(path)
+        if (path.name == "zoo" or path.name.startswith("zoo.")) and path.exists():
+            (path / "manifest.json").unlink()  # part of it is gone, build.json is not
+            raise KeyboardInterrupt
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(build_module.shutil, "rmtree", killed_mid_delete)
+    with pytest.raises(KeyboardInterrupt):
+        build_corpus(corpus, library, BatchOptions(workers=1, progress=False))
+    monkeypatch.undo()
+    assert not (library / "zoo").exists() and read_record(library / "zoo") is None
+    _, stats = build_corpus(corpus, library, BatchOptions(workers=1, progress=False))
+    assert not (library / ".build" / "trash").exists() or not any((library / ".build" / "trash").iterdir())
+    assert "zoo" not in json.loads((library / INDEX_FILE).read_text())["services"]

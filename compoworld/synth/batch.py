@@ -6,8 +6,9 @@
       -> commit each finished folder in one rename, de-duplicating identical tool sets
       -> prune folders no longer planned; write ``build-report.json`` and ``index.json``
 
-Workers are recycled after ``recycle`` units and clear FastAPI's per-handler caches after each,
-so memory stays bounded however many services are built. The parent is the only writer of the
+Workers are recycled after ``recycle`` units, or as soon as one has grown past ``recycle_rss_mb``,
+and clear FastAPI's per-handler caches after each, so memory stays bounded however many services
+are built. Folders the build drops are renamed into ``.build/trash`` before they are deleted. The parent is the only writer of the
 library: it appends each outcome to ``.build/journal.jsonl`` as it happens, so a run killed at any
 point continues where it stopped, and the library it finishes with is the same, byte for byte,
 as an uninterrupted run's (``.build/`` holds the build's own state, never part of the library).
@@ -37,6 +38,7 @@ from compoworld.synth.build import (
     BuildError,
     build_work_folder,
     commit_folder,
+    discard_folder,
     release_caches,
     work_folder,
     write_record,
@@ -62,6 +64,8 @@ class BatchOptions:
     verify: bool = True
     max_tools: int = DEFAULT_MAX_TOOLS
     recycle: int = 25
+    # a worker whose peak RSS passed this after a unit is retired with its pool (0: never)
+    recycle_rss_mb: float = 2500.0
     progress: bool = True
 
 
@@ -80,6 +84,7 @@ class RunStats:
     cpu_s: float = 0.0
     worker_cpu_s: float = 0.0
     peak_worker_rss_mb: float = 0.0
+    pool_renewals: int = 0  # worker pools retired (by unit count, RSS budget or a killed worker)
     failures: list[str] = field(default_factory=list)
 
 
@@ -279,7 +284,7 @@ class _Committer:
             return holder
         self.owner[signature] = unit.name
         if holder is not None and holder != unit.name:
-            shutil.rmtree(self.out / holder, ignore_errors=True)
+            discard_folder(self.out / holder)
             entry = dict(self.previous.get(holder, {"name": holder}))
             self._write({**entry, "status": "duplicate", "duplicate_of": unit.name, "signature": signature})
             self.stats.duplicates += 1
@@ -328,19 +333,30 @@ class _Workers:
                 "compoworld.synth.prewarm",
             ]
         )
+        self.rss_budget_mb = options.recycle_rss_mb
         self.pool = self._fresh()
         self.submitted = 0
+        self.swollen = False
+        self.renewals = 0
 
     def _fresh(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=self.context)
 
     def spent(self) -> bool:
-        return self.submitted >= self.limit or bool(getattr(self.pool, "_broken", False))
+        return self.swollen or self.submitted >= self.limit or bool(getattr(self.pool, "_broken", False))
+
+    def observe(self, outcome: dict[str, Any]) -> None:
+        """A unit's outcome: a worker that grew past the RSS budget retires its pool (a document
+        that needs 3 GB leaves that much resident in its worker until the worker exits)."""
+        if self.rss_budget_mb > 0 and outcome.get("rss_mb", 0) > self.rss_budget_mb:
+            self.swollen = True
 
     def renew(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
         self.pool = self._fresh()
         self.submitted = 0
+        self.renewals += 1
+        self.swollen = False
 
     def submit(self, fn: Callable[..., dict[str, Any]], *args: Any) -> Future[dict[str, Any]]:
         self.submitted += 1
@@ -400,6 +416,7 @@ def _run_units(
                 committer.stats.peak_worker_rss_mb, outcome.get("rss_mb", 0)
             )
             committer.stats.worker_cpu_s += outcome.get("cpu_s", 0.0)
+            pool.observe(outcome)
             committer.commit(unit, outcome)
             bar.advance(task)
         top_up()
@@ -422,7 +439,7 @@ def _dedupe_existing(out: Path, units: list[BuildUnit], committer: _Committer) -
             continue
         holder = committer.claim(unit, record.tool_signature)
         if holder is not None:
-            shutil.rmtree(out / unit.name, ignore_errors=True)
+            discard_folder(out / unit.name)
             committer.stats.duplicates += 1
             committer.log(unit, "duplicate", duplicate_of=holder, signature=record.tool_signature)
 
@@ -432,7 +449,7 @@ def _prune(out: Path, planned: set[str], stats: RunStats) -> None:
     for record_path in sorted(out.glob(f"*/{RECORD_FILE}")):
         folder = record_path.parent
         if folder.name not in planned:
-            shutil.rmtree(folder, ignore_errors=True)
+            discard_folder(folder)
             stats.removed += 1
 
 
@@ -552,6 +569,7 @@ def build_corpus(
         finally:
             committer.close()
             if pool is not None:
+                stats.pool_renewals = pool.renewals
                 pool.shutdown()
     stats.wall_s = round(time.perf_counter() - start, 2)
     stats.worker_cpu_s = round(stats.worker_cpu_s, 2)

@@ -257,6 +257,19 @@ def build_work_folder(
     return result
 
 
+def discard_folder(folder: Path) -> None:
+    """Remove a library folder so that no kill leaves half of it in place: it is renamed into the
+    build's trash first (one step), then deleted there. A half-deleted folder that still held its
+    ``build.json`` would pass for up to date on the next run."""
+    if not folder.exists():
+        return
+    trash = folder.parent / STATE_DIR / "trash" / f"{folder.name}.{os.getpid()}"
+    trash.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(trash, ignore_errors=True)
+    os.rename(folder, trash)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
 def commit_folder(work: Path, final: Path) -> None:
     """Move a finished work folder into place in one rename (the old folder goes first).
 

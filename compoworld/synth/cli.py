@@ -166,6 +166,10 @@ def build(
     name: Annotated[str | None, typer.Option(help="Service name (only with a single spec).")] = None,
     verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run the conformance checks.")] = True,
     workers: Annotated[int, typer.Option(help="Build processes (0: one per core).")] = 0,
+    recycle_rss_mb: Annotated[
+        float,
+        typer.Option(help="Retire the build workers once one has grown past this many MiB (0: never)."),
+    ] = BatchOptions.recycle_rss_mb,
     max_tools: Annotated[
         int, typer.Option(help="Split documents with more operations into parts of at most this many.")
     ] = DEFAULT_MAX_TOOLS,
@@ -205,7 +209,13 @@ def build(
         console.print("[red]--name needs exactly one spec[/red]")
         raise typer.Exit(2)
     names = {docs[0][1]: name} if name else None
-    options = BatchOptions(workers=workers, verify=verify, max_tools=max_tools, progress=not quiet)
+    options = BatchOptions(
+        workers=workers,
+        verify=verify,
+        max_tools=max_tools,
+        recycle_rss_mb=recycle_rss_mb,
+        progress=not quiet,
+    )
     target = out or Path("generated_services")
     try:
         result, stats = build_corpus(root, target, options, names=names, documents=docs)
