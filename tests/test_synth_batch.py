@@ -287,7 +287,9 @@ def test_a_worker_past_the_rss_budget_retires_its_pool() -> None:
 def test_a_build_that_recycles_by_rss_gives_the_same_library(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "corpus")
     for i in range(6):  # more units than the pool takes at once, so a retired pool is replaced
-        (corpus / f"extra{i}.org.json").write_text(json.dumps(_api(f"Extra {i}", f"extra{i}.org", None, f"r{i}")))
+        (corpus / f"extra{i}.org.json").write_text(
+            json.dumps(_api(f"Extra {i}", f"extra{i}.org", None, f"r{i}"))
+        )
     build_corpus(corpus, tmp_path / "one", BatchOptions(workers=1, progress=False))
     options = BatchOptions(workers=2, recycle=100, recycle_rss_mb=1.0, progress=False)
     _, stats = build_corpus(corpus, tmp_path / "two", options)
@@ -321,6 +323,7 @@ def test_a_folder_dropped_mid_delete_never_passes_for_up_to_date(
         build_corpus(corpus, library, BatchOptions(workers=1, progress=False))
     monkeypatch.undo()
     assert not (library / "zoo").exists() and read_record(library / "zoo") is None
-    _, stats = build_corpus(corpus, library, BatchOptions(workers=1, progress=False))
+    report, _ = build_corpus(corpus, library, BatchOptions(workers=1, progress=False))
     assert not (library / ".build" / "trash").exists() or not any((library / ".build" / "trash").iterdir())
-    assert "zoo" not in json.loads((library / INDEX_FILE).read_text())["services"]
+    names = [s["name"] for s in json.loads((library / INDEX_FILE).read_text())["services"]]
+    assert names == sorted(s.name for s in report.services) == ["hats_2", "shop_orders"]
