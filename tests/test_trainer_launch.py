@@ -50,7 +50,15 @@ def _grpo(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess
 def test_grpo_profile_composes_and_passes_verls_validate_config(
     tmp_path: Path, profile: str, gpus: int, tp: int
 ) -> None:
-    proc = _grpo(tmp_path, "trainer.total_training_steps=2", "--cfg", "job", PROFILE=profile, VAL_N="3")
+    proc = _grpo(
+        tmp_path,
+        "trainer.total_training_steps=2",
+        "--cfg",
+        "job",
+        PROFILE=profile,
+        VAL_N="3",
+        CLIP_HIGH="0.28",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cfg: Any = OmegaConf.create(proc.stdout)
     validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
@@ -69,6 +77,8 @@ def test_grpo_profile_composes_and_passes_verls_validate_config(
     assert rollout.agent.default_agent_loop == "compo_agent" and rollout.multi_turn.format == "hermes"
     assert rollout.agent.agent_loop_config_path == str(REPO / "trainer" / "config" / "agent_loops.yaml")
     assert cfg.algorithm.adv_estimator == "grpo" and trainer.total_training_steps == 2
+    actor = cfg.actor_rollout_ref.actor
+    assert (actor.clip_ratio_low, actor.clip_ratio_high) == (0.2, 0.28)  # CLIP_LOW default, CLIP_HIGH given
 
 
 def test_grpo_refuses_a_tensor_parallel_size_that_leaves_no_replica(tmp_path: Path) -> None:

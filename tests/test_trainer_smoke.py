@@ -79,6 +79,44 @@ def test_ppo_clip_loss_is_token_mean_over_masked_tokens() -> None:
     assert ppo_clip_loss(logp + math.log(2.0), logp, adv, mask).item() == pytest.approx(-1.2)
 
 
+def test_ppo_clip_loss_clips_each_side_by_its_own_ratio_and_dual_clips_negative_advantages() -> None:
+    one = torch.ones(1)
+
+    def loss(ratio: float, adv: float, **kw: float) -> float:
+        return ppo_clip_loss(
+            torch.log(torch.tensor([ratio])), torch.zeros(1), torch.tensor([adv]), one, **kw
+        ).item()
+
+    assert loss(2.0, 1.0, clip_ratio_high=0.28) == pytest.approx(-1.28)  # clip-higher: ceiling 1.28
+    assert loss(2.0, 1.0) == pytest.approx(-1.2)  # both sides default to clip_ratio
+    assert loss(0.5, -1.0, clip_ratio_low=0.1) == pytest.approx(0.9)  # floor 0.9 for a negative advantage
+    assert loss(0.5, 1.0, clip_ratio_low=0.1) == pytest.approx(-0.5)  # a positive one is never lifted
+    assert loss(5.0, -1.0) == pytest.approx(3.0)  # dual clip: at most clip_ratio_c times the advantage
+    assert loss(5.0, -1.0, clip_ratio_c=10.0) == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="clip_ratio_c"):
+        loss(1.0, 1.0, clip_ratio_c=1.0)
+
+
+def test_ppo_clip_loss_matches_verls_vanilla_policy_loss() -> None:
+    core_algos = pytest.importorskip("verl.trainer.ppo.core_algos")
+
+    class Cfg:  # the fields compute_policy_loss_vanilla reads from verl's ActorConfig
+        clip_ratio, clip_ratio_low, clip_ratio_high = 0.2, 0.15, 0.28
+        global_batch_info: dict[str, int] = {}
+
+        def get(self, key: str, default: float) -> float:
+            return 2.5 if key == "clip_ratio_c" else default
+
+    gen = torch.Generator().manual_seed(3)
+    old = torch.randn(4, 9, generator=gen) - 2.0
+    new = old + 0.8 * torch.randn(4, 9, generator=gen)  # ratios from ~0.1 to ~10: every clip engages
+    adv = torch.randn(4, 1, generator=gen).expand(4, 9).contiguous()
+    mask = (torch.rand(4, 9, generator=gen) > 0.3).float()
+    want, _ = core_algos.compute_policy_loss_vanilla(old, new, adv, mask, "token-mean", Cfg())
+    got = ppo_clip_loss(new, old, adv, mask, clip_ratio_low=0.15, clip_ratio_high=0.28, clip_ratio_c=2.5)
+    assert got.item() == pytest.approx(want.item(), rel=1e-6)
+
+
 class ScriptedModel:
     """MOCK LLM for the smoke rollout: ``generate`` appends fixed completions, one per call."""
 

@@ -40,11 +40,30 @@ def ppo_clip_loss(
     advantages: torch.Tensor,
     mask: torch.Tensor,
     clip_ratio: float = 0.2,
+    *,
+    clip_ratio_low: float | None = None,
+    clip_ratio_high: float | None = None,
+    clip_ratio_c: float = 3.0,
 ) -> torch.Tensor:
-    """Token-mean PPO-clip loss over the masked (model-generated) tokens of a flat batch."""
-    ratio = torch.exp(logprobs - old_logprobs)
+    """Token-mean PPO-clip loss over the masked (model-generated) tokens of a flat batch.
+
+    verl's ``compute_policy_loss_vanilla``: the ratio is clipped to ``[1 - low, 1 + high]``
+    (each defaults to ``clip_ratio``; a larger ``high`` is DAPO's clip-higher, which keeps
+    unlikely tokens that earned a positive advantage from being clipped away), and a token with a
+    negative advantage loses at most ``clip_ratio_c`` times its advantage (dual-clip PPO). The
+    log-ratio is clamped to [-20, 20] before ``exp``, as verl does.
+    """
+    low = clip_ratio if clip_ratio_low is None else clip_ratio_low
+    high = clip_ratio if clip_ratio_high is None else clip_ratio_high
+    if low < 0 or high < 0:
+        raise ValueError(f"clip ratios must be >= 0 (low {low}, high {high})")
+    if clip_ratio_c <= 1.0:
+        raise ValueError(f"clip_ratio_c must be > 1.0 for dual-clip PPO, got {clip_ratio_c}")
+    ratio = torch.exp(torch.clamp(logprobs - old_logprobs, min=-20.0, max=20.0))
     unclipped = -advantages * ratio
-    clipped = -advantages * torch.clamp(ratio, 1.0 - clip_ratio, 1.0 + clip_ratio)
+    clipped = -advantages * torch.clamp(ratio, 1.0 - low, 1.0 + high)
     per_token = torch.maximum(unclipped, clipped)
+    dual = torch.minimum(-advantages * clip_ratio_c, per_token)
+    per_token = torch.where(advantages < 0, dual, per_token)
     denom = mask.sum().clamp(min=1.0)
     return (per_token * mask).sum() / denom

@@ -75,6 +75,8 @@ class RecipeConfig:
     steps: int = 8
     group_size: int = 8
     lr: float = 5e-5
+    clip_ratio_low: float = 0.2  # verl actor.clip_ratio_low: the ratio's floor is 1 - low
+    clip_ratio_high: float = 0.2  # verl actor.clip_ratio_high (DAPO's clip-higher uses 0.28)
     ppo_epochs: int = 2
     mini_batches: int = 4  # optimizer steps per PPO epoch (whole groups each), like ppo_mini_batch_size
     eval_every: int = 0  # 0: only at step 0 and after the last update
@@ -222,6 +224,8 @@ async def _train(url: str, split: TaskSplit, cfg: RecipeConfig, device: str) -> 
                         batch,
                         epochs=cfg.ppo_epochs,
                         mini_batches=cfg.mini_batches,
+                        clip_ratio_low=cfg.clip_ratio_low,
+                        clip_ratio_high=cfg.clip_ratio_high,
                         vocab=vocab,
                         temperature=cfg.sampling.temperature,
                     )
@@ -337,6 +341,13 @@ def main(
     steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 8,
     group_size: Annotated[int, typer.Option(min=2, help="Rollouts per task (GRPO group).")] = 8,
     lr: float = 5e-5,
+    clip_ratio_low: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="PPO ratio floor 1 - low (verl actor.clip_ratio_low).")
+    ] = 0.2,
+    clip_ratio_high: Annotated[
+        float,
+        typer.Option(min=0.0, help="PPO ratio ceiling 1 + high (verl actor.clip_ratio_high; DAPO: 0.28)."),
+    ] = 0.2,
     ppo_epochs: Annotated[int, typer.Option(min=1)] = 2,
     mini_batches: Annotated[
         int, typer.Option(min=1, help="Optimizer steps per PPO epoch (each on whole groups).")
@@ -383,6 +394,8 @@ def main(
         steps=steps,
         group_size=group_size,
         lr=lr,
+        clip_ratio_low=clip_ratio_low,
+        clip_ratio_high=clip_ratio_high,
         ppo_epochs=ppo_epochs,
         mini_batches=mini_batches,
         eval_every=eval_every,

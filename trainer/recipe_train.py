@@ -112,6 +112,8 @@ def grpo_update(
     epochs: int = 1,
     mini_batches: int = 1,
     clip_ratio: float = 0.2,
+    clip_ratio_low: float | None = None,
+    clip_ratio_high: float | None = None,
     vocab: ActionVocab | None = None,
     temperature: float = 1.0,
 ) -> GrpoStats:
@@ -121,7 +123,8 @@ def grpo_update(
     first, mini-batches hold whole groups, and the old log-probs of every token are those of the
     policy that sampled the batch, taken once before the first step (not recomputed after one).
     The policy is softmax(logits / ``temperature``) over ``vocab``: pass the sampling temperature,
-    as verl's actor divides its logits by the rollout temperature.
+    as verl's actor divides its logits by the rollout temperature. ``clip_ratio_low`` and
+    ``clip_ratio_high`` are verl's ``actor.clip_ratio_low/high`` (default: ``clip_ratio``).
     """
     adv = grpo_advantages([e.reward for e in episodes], [e.group_id for e in episodes])
     signal = {e.group_id for e, a in zip(episodes, adv, strict=True) if abs(a) > 1e-9}
@@ -155,7 +158,15 @@ def grpo_update(
             advantages = torch.cat(
                 [torch.full((len(targets[i]),), usable[i][1], device=device) for i in members]
             )
-            loss = ppo_clip_loss(logp, old_lp, advantages, torch.ones_like(advantages), clip_ratio=clip_ratio)
+            loss = ppo_clip_loss(
+                logp,
+                old_lp,
+                advantages,
+                torch.ones_like(advantages),
+                clip_ratio=clip_ratio,
+                clip_ratio_low=clip_ratio_low,
+                clip_ratio_high=clip_ratio_high,
+            )
             optim.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

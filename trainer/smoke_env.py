@@ -60,6 +60,7 @@ def load_services(library: Path, settings: Settings) -> dict[str, ServiceRuntime
 def generate_smoke_tasks(runtimes: dict[str, ServiceRuntime], n: int, seed: int) -> list[Task]:
     """``n`` verified tasks from the task generator (offline: no paraphrasing)."""
     from orchestrator.tasks.generate import GenerateOptions, generate_tasks  # our own: never optional
+
     options = GenerateOptions(n=n, seed=seed, distractors=(1, 3), attempts=4)
     tasks, report = generate_tasks(runtimes, options)
     if not tasks:

@@ -33,6 +33,9 @@
 #   MICRO_BATCH_SIZE      profile    actor.ppo_micro_batch_size_per_gpu, and the log-prob micro
 #                                    batches of rollout and ref (1 | 2)
 #   LR                    1e-6       actor.optim.lr
+#   CLIP_LOW              0.2        actor.clip_ratio_low: the PPO ratio's floor is 1 - CLIP_LOW
+#   CLIP_HIGH             0.2        actor.clip_ratio_high: its ceiling 1 + CLIP_HIGH (DAPO's
+#                                    clip-higher: 0.28, for more exploration of unlikely tokens)
 #   MAX_PROMPT_LENGTH     8192       data.max_prompt_length (a longer episode prompt is refused)
 #   MAX_RESPONSE_LENGTH   8192       data.max_response_length: every turn's tokens together
 #   MAX_TURNS             16         multi_turn.max_assistant_turns
@@ -72,6 +75,8 @@ TRAIN_BATCH_SIZE="${TRAIN_BATCH_SIZE:-$d_batch}"
 MINI_BATCH_SIZE="${MINI_BATCH_SIZE:-$d_mini}"
 MICRO_BATCH_SIZE="${MICRO_BATCH_SIZE:-$d_micro}"
 LR="${LR:-1e-6}"
+CLIP_LOW="${CLIP_LOW:-0.2}"
+CLIP_HIGH="${CLIP_HIGH:-0.2}"
 MAX_PROMPT_LENGTH="${MAX_PROMPT_LENGTH:-8192}"
 MAX_RESPONSE_LENGTH="${MAX_RESPONSE_LENGTH:-8192}"
 MAX_TURNS="${MAX_TURNS:-16}"
@@ -116,6 +121,8 @@ exec python -m verl.trainer.main_ppo \
   actor_rollout_ref.model.use_remove_padding=True \
   actor_rollout_ref.model.enable_gradient_checkpointing=True \
   actor_rollout_ref.actor.optim.lr="$LR" \
+  actor_rollout_ref.actor.clip_ratio_low="$CLIP_LOW" \
+  actor_rollout_ref.actor.clip_ratio_high="$CLIP_HIGH" \
   actor_rollout_ref.actor.ppo_mini_batch_size="$MINI_BATCH_SIZE" \
   actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu="$MICRO_BATCH_SIZE" \
   actor_rollout_ref.actor.use_kl_loss=False \
