@@ -33,7 +33,7 @@ from compoworld.runtime import load_library  # noqa: E402
 from compoworld.settings import Settings  # noqa: E402
 from orchestrator.tasks.check import check_tasks  # noqa: E402
 from orchestrator.tasks.generate import GenerateOptions, TaskGenerator  # noqa: E402
-from orchestrator.tasks.stats import shares  # noqa: E402
+from orchestrator.tasks.stats import shares, spread  # noqa: E402
 
 
 def _library(arg: str | None, scratch: Path) -> tuple[Path, str]:
@@ -97,6 +97,10 @@ def main() -> None:
         "check_wrong_solutions_caught": round(check.solutions.wrong_caught_rate, 4),
         "check_valid": check.valid,
         **{name: round(value, 3) for name, value in shares(tasks).items()},
+        **{
+            name: round(value, 3)
+            for name, value in spread(tasks, {n: r.manifest.domain for n, r in runtimes.items()}).items()
+        },
         "python": platform.python_version(),
         "cpus": __import__("os").cpu_count(),
     }

@@ -34,6 +34,7 @@ from orchestrator.tasks.scenario import acts as _acts  # noqa: F401  (registers 
 from orchestrator.tasks.scenario.draft import Draft
 from orchestrator.tasks.scenario.recipes import Archetype, fits
 from orchestrator.tasks.scenario.scene import Scene, Subject, open_scene, subjects
+from orchestrator.tasks.scenario.spread import by_service
 from orchestrator.tasks.scenario.text import Instruction, Paraphraser, compose, internal_terms, leaks
 from orchestrator.tasks.scenario.verticals import vertical_for
 from orchestrator.tasks.scenario.world import World
@@ -214,8 +215,9 @@ class TaskGenerator:
         opts = self.options
         archetype = self._archetype(rng, index, attempt)
         pool = self.pools[archetype.name]
-        # people known in more systems are drawn more often: their scenarios can chain more workflows
-        subject = rng.choices(pool, weights=[1 + len(s.records) for s in pool])[0]
+        # the opening's service first (each alike: not where most people happen to be), then a person
+        # there, those known in more systems more often: their scenarios can chain more workflows
+        subject = by_service(rng, pool, lambda s: s.party.service, weight=lambda s: 1 + len(s.records))
         hint = [subject.party.service, *(t.service for t, _ in subject.records)]
         vertical = vertical_for([self.manifests[s].domain for s in hint], rng)
         episode = f"taskgen:{opts.seed}:{index}:{attempt}"

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import combinations
 
 from pydantic import BaseModel, Field
 
 from orchestrator.models import Task
 from orchestrator.tasks.scenario.text import identifier_like
+from orchestrator.tasks.scenario.verticals import VERTICALS
 
-__all__ = ["TaskStats", "shares", "task_stats", "unnatural"]
+__all__ = ["TaskStats", "shares", "spread", "task_stats", "unnatural"]
 
 
 class TaskStats(BaseModel):
@@ -90,6 +92,25 @@ def shares(tasks: Sequence[Task]) -> dict[str, float]:
         "need aggregation or ranking": _share(tasks, lambda t: bool(caps(t) & {"aggregation", "ranking"})),
         "touch 4+ services": _share(tasks, lambda t: len(t.services) >= 4),
         "mean gold calls": sum(len(t.gold_calls) for t in tasks) / len(tasks) if tasks else 0.0,
+    }
+
+
+def spread(tasks: Sequence[Task], domains: Mapping[str, str]) -> dict[str, float]:
+    """How tasks spread over the library: the busiest service's share of tasks (the share touching it),
+    and of the pairs of services a task joins, the share whose two domains belong to one vertical
+    (``domains``: service -> its manifest's domain)."""
+    if not tasks:
+        return {"busiest service's share of tasks": 0.0, "same-vertical service pairs": 0.0}
+    use = Counter(s for t in tasks for s in set(t.services))
+    pairs = same = 0
+    for task in tasks:
+        for a, b in combinations(sorted(set(task.services)), 2):
+            pairs += 1
+            da, db = domains.get(a, ""), domains.get(b, "")
+            same += any(da in v.domains and db in v.domains for v in VERTICALS)
+    return {
+        "busiest service's share of tasks": max(use.values()) / len(tasks),
+        "same-vertical service pairs": same / pairs if pairs else 0.0,
     }
 
 

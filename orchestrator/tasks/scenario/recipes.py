@@ -22,6 +22,7 @@ from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.messages import send_message
 from orchestrator.tasks.scenario.scene import Records, Scene
 from orchestrator.tasks.scenario.sinks import Sink, shift_date, sink_for, stamp_like
+from orchestrator.tasks.scenario.spread import by_service
 from orchestrator.tasks.scenario.world import Table, World, is_day
 
 __all__ = ["Archetype", "a_or_an", "fits"]
@@ -119,7 +120,8 @@ def _sink(scene: Scene, purposes: tuple[str, ...], *, date: bool = False, money:
     pool = [o for o in options if not o[0]] or options
     if not pool:
         raise DraftRejected(f"no {'/'.join(purposes)} sink can take this write")
-    return scene.draft.rng.choice(sorted(pool, key=lambda o: o[1]))[2]
+    ordered = sorted(pool, key=lambda o: o[1])
+    return by_service(scene.draft.rng, ordered, lambda o: o[1][0], favoured=scene.favoured)[2]
 
 
 async def _write(

@@ -18,6 +18,7 @@ from compoworld.manifest import ColumnDef
 from orchestrator.tasks.paths import page_size
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.draft import Draft, Found, result_rows
+from orchestrator.tasks.scenario.spread import by_service
 from orchestrator.tasks.scenario.verticals import Vertical
 from orchestrator.tasks.scenario.world import Person, Table, World
 
@@ -142,6 +143,11 @@ class Scene:
         return self.person.name.split()[0].rstrip(",;")
 
     @property
+    def favoured(self) -> frozenset[str]:
+        """The services of the scenario's vertical (drawn more often for its records and writes)."""
+        return self.world.in_vertical(self.vertical.domains)
+
+    @property
     def records(self) -> Table:
         if self.current is None:
             raise DraftRejected("no record listing")
@@ -178,7 +184,10 @@ class Scene:
             raise DraftRejected("the person has no records this archetype can use")
         # the work moves on to a system the scenario has not touched where it can (then to another table)
         elsewhere = [o for o in fresh if o[0].service not in self.draft.services]
-        table, rows = self.draft.rng.choice(elsewhere or fresh or options)
+        # a service first (its vertical's more often), then one of its tables: not the busiest systems
+        table, rows = by_service(
+            self.draft.rng, elsewhere or fresh or options, lambda o: o[0].service, favoured=self.favoured
+        )
         mine.add(table.key)
         self.reused = table.key in used
         if self.reused:

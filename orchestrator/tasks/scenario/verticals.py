@@ -19,6 +19,8 @@ class Vertical:
     """A line of business: the team's frame, its escalation thresholds and its follow-up rule."""
 
     name: str
+    #: the domains of its systems: CompoWorld's own labels (``compoworld.synth.domain``) and the corpus
+    #: categories a service falls back to when its name and title name none (``financial``, ``payment``)
     domains: tuple[str, ...]
     team: str
     frames: tuple[str, ...]
@@ -31,7 +33,7 @@ class Vertical:
 VERTICALS: tuple[Vertical, ...] = (
     Vertical(
         name="finance ops",
-        domains=("accounting", "payments", "finance"),
+        domains=("accounting", "payments", "finance", "financial", "payment"),
         team="finance operations",
         frames=(
             "You are helping the finance operations team close out this week's customer accounts.",
@@ -44,7 +46,7 @@ VERTICALS: tuple[Vertical, ...] = (
     ),
     Vertical(
         name="support",
-        domains=("tickets", "messaging", "email", "calendar"),
+        domains=("tickets", "messaging", "email", "calendar", "support", "telecom"),
         team="customer support",
         frames=(
             "You are covering the customer support queue today.",
@@ -57,7 +59,7 @@ VERTICALS: tuple[Vertical, ...] = (
     ),
     Vertical(
         name="sales ops",
-        domains=("crm", "general"),
+        domains=("crm", "general", "customer_relation", "marketing"),
         team="sales operations",
         frames=(
             "You support the sales operations team, keeping customer records and next steps in order.",
@@ -83,7 +85,7 @@ VERTICALS: tuple[Vertical, ...] = (
     ),
     Vertical(
         name="legal ops",
-        domains=("legal", "storage", "documents"),
+        domains=("legal", "storage", "documents", "forms"),
         team="legal operations",
         frames=(
             "You assist the legal operations team with client matters.",

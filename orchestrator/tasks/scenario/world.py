@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -280,6 +280,19 @@ class World:
         """Other people with the same name (near-duplicates an agent has to tell apart)."""
         key = person.name.casefold()
         return [p for p in self.people.values() if p is not person and p.name.casefold() == key]
+
+    def domain(self, service: str) -> str:
+        """The service's domain (``accounting``, ``crm``...), as its manifest names it."""
+        runtime = self.runtimes.get(service)
+        return runtime.manifest.domain if runtime is not None else ""
+
+    def in_vertical(self, domains: Collection[str]) -> frozenset[str]:
+        """The services whose domain is one of ``domains`` (a vertical's systems)."""
+        key = ("vertical", "", ",".join(sorted(domains)))
+        found = self.derived.get(key)
+        if found is None:
+            found = self.derived[key] = frozenset(s for s in self.runtimes if self.domain(s) in domains)
+        return found
 
     def sinks(self) -> list[Table]:
         """Tables an implemented create tool adds rows to."""
