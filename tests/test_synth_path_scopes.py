@@ -17,7 +17,9 @@ import pytest
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.settings import Settings
+from compoworld.specs.model import FieldSpec
 from compoworld.synth.build import build_service
+from compoworld.synth.listparams import language_choices
 from compoworld.synth.paths import parse_path
 from compoworld.synth.verify import verify_runtime
 from tests.runtime_call import call
@@ -185,6 +187,97 @@ def test_a_feed_is_keyed_by_its_own_id_and_filtered_by_a_text_path_value(feeds: 
 
 def test_the_feed_service_passes_the_conformance_checker(feeds: ServiceRuntime) -> None:
     report = asyncio.run(verify_runtime(feeds))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+# -- a content-language selector (BBC iBL's ``lang``): the state's one language, the rest refused ---
+
+_CHANNEL = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "language": {"type": "string"}},
+}
+_LANG = {
+    "name": "lang",
+    "in": "query",
+    "required": True,
+    "description": "The language for any applicable localised strings.",
+    "schema": {"type": "string", "enum": ["cy", "en", "ga", "gd"]},
+}
+
+
+def _language_doc() -> dict[str, Any]:
+    channel = {"$ref": "#/components/schemas/Channel"}
+    spoken = {"name": "language", "in": "query", "schema": {"type": "string", "enum": ["en", "cy"]}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Localised", "version": "1"},
+        "paths": {
+            "/channels": {
+                "get": {
+                    "operationId": "listChannels",
+                    "parameters": [_LANG, spoken],
+                    "responses": _ok({"type": "array", "items": channel}),
+                }
+            },
+            "/channels/{id}": {
+                "get": {
+                    "operationId": "getChannel",
+                    "parameters": [_param("id"), _LANG],
+                    "responses": _ok(channel),
+                }
+            },
+        },
+        "components": {"schemas": {"Channel": _CHANNEL}},
+    }
+
+
+@pytest.fixture(scope="module")
+def localised(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    root = tmp_path_factory.mktemp("localised")
+    spec = root / "localised.json"
+    spec.write_text(json.dumps(_language_doc()))
+    return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
+
+
+def test_a_required_language_selector_serves_the_states_language_and_refuses_the_rest(
+    localised: ServiceRuntime,
+) -> None:
+    tools = {t.name: t for t in localised.manifest.tools}
+    for name in ("listChannels", "getChannel"):
+        assert tools[name].backend == "implemented", (name, tools[name].simulated_reason)
+        assert tools[name].input_schema["properties"]["lang"]["enum"] == ["en"]
+    listing = tools["listChannels"].listing
+    assert listing is not None and "lang" in listing.refused  # accounted for, by name
+    listed = call(localised, "l1", "listChannels", {"lang": "en"})
+    assert listed["success"] and len(listed["data"]) == len(localised.select(None, "channel")), listed
+    welsh = call(localised, "l1", "listChannels", {"lang": "cy"})
+    assert not welsh["success"] and welsh["error"]["code"] == "invalid_arguments", welsh
+    key = listed["data"][0]["id"]
+    assert call(localised, "l1", "getChannel", {"id": key, "lang": "en"})["success"]
+    assert not call(localised, "l1", "getChannel", {"id": key, "lang": "gd"})["success"]
+
+
+def test_a_language_argument_that_names_a_column_filters_on_it(localised: ServiceRuntime) -> None:
+    tool = next(t for t in localised.manifest.tools if t.name == "listChannels")
+    assert tool.arg_columns.get("language") == "language"
+    assert tool.input_schema["properties"]["language"]["enum"] == ["en", "cy"]
+
+
+def test_only_an_enum_of_language_codes_under_a_language_name_selects_a_language() -> None:
+    def param(name: str, values: list[Any]) -> FieldSpec:
+        return FieldSpec(
+            name=name, location="query", required=True, json_schema={"type": "string", "enum": values}
+        )
+
+    assert language_choices(param("lang", ["en-GB", "fr-FR", "en_US"])) == ["en-GB", "en_US"]
+    assert language_choices(param("locale", ["eng", "deu"])) == ["eng"]
+    assert language_choices(param("lang", ["fr", "de"])) is None  # nothing the state can answer in
+    assert language_choices(param("lang", ["en", "latest"])) is None  # not only languages
+    assert language_choices(param("region", ["en", "cy"])) is None  # not named for a language
+
+
+def test_the_localised_service_passes_the_conformance_checker(localised: ServiceRuntime) -> None:
+    report = asyncio.run(verify_runtime(localised))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
 
 

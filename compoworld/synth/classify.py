@@ -17,7 +17,7 @@ from compoworld.specs.semantic import value_tag
 from compoworld.specs.shapes import json_type
 from compoworld.synth.actions import ActionBinding, bind_action
 from compoworld.synth.entities import EntityInference, Target
-from compoworld.synth.listparams import ListBinder, json_choices
+from compoworld.synth.listparams import ListBinder, json_choices, language_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.outputs import (
     delete_schema,
@@ -155,6 +155,8 @@ class _Binder:
             if nested is not None and p.name == nested.name:
                 continue
             column = _column_for(self.entity, p.name, p.original_name)
+            if column is None and language_choices(p) is not None:  # the answer's language
+                continue
             if column is not None and column.name in arg_columns.values():
                 continue
             if column is not None and not (self.operation == "update" and column.primary_key):
@@ -175,10 +177,14 @@ class _Binder:
         self.fields["arg_columns"] = arg_columns
 
 
-def _input_schema(tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | None) -> dict[str, Any]:
+def _input_schema(
+    tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | None, *, typed: bool
+) -> dict[str, Any]:
     """The spec's argument schema, closed; an id argument declared as text for an integer key
     (``/customers/{id}`` with ``id: string``) also accepts the integer the service returns, and an
-    argument stored in a column with an enum (a form field ``status`` for ``Pet.status``) takes that enum."""
+    argument stored in a column with an enum (a form field ``status`` for ``Pet.status``) takes that enum,
+    and a selector of the answer's wire format or (on a tool served from typed state) of its text's
+    language takes only the values the service can answer: JSON, and the one language its state holds."""
     schema = dict(tool.input_schema) if tool.input_schema else {}
     schema["type"] = "object"
     props = dict(schema.get("properties") or {})
@@ -200,12 +206,17 @@ def _input_schema(tool: ToolSpec, binding: dict[str, Any], entity: EntityDef | N
             if allowed and isinstance(props[arg], dict) and "enum" not in props[arg]:
                 # the state only holds these values: say so to the caller instead of storing another
                 props[arg] = {**props[arg], "enum": allowed}
-    for p in tool.params:  # the service answers JSON: a format selector takes only the JSON values
-        choices = json_choices(p)
+    bound = set(binding.get("arg_columns", {}))
+    for p in tool.params:  # the service answers JSON (in its one language): a selector takes only that
+        choices, language = json_choices(p), None
+        if choices is None and typed and p.name not in bound:
+            choices = language = language_choices(p)
         if choices is not None and isinstance(props.get(p.name), dict):
             props[p.name] = {**props[p.name], "enum": choices}
-            if props[p.name].get("default") not in (None, *choices):
-                props[p.name]["default"] = choices[0]
+            if props[p.name].get("default") not in (None, *choices) or (
+                language and "default" not in props[p.name]
+            ):
+                props[p.name]["default"] = choices[0]  # a list serves a refused argument at its default
     schema["properties"] = props
     schema["additionalProperties"] = False
     return schema
@@ -318,7 +329,7 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
         entity=entity.name,
         method=(tool.method or "POST").upper(),
         path=fastapi_path(tool),
-        input_schema=_input_schema(tool, binding, entity if bound.pk_arg else written),
+        input_schema=_input_schema(tool, binding, entity if bound.pk_arg else written, typed=True),
         output_schema=output_schema,
         arg_locations={p.name: p.location if p.location != "arg" else "body" for p in tool.params},
         arg_columns=bound.arg_columns,
@@ -373,7 +384,7 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
         entity=entity.name if entity is not None else None,
         method=(tool.method or "POST").upper(),
         path=fastapi_path(tool),
-        input_schema=_input_schema(tool, binding if implemented else {}, entity),
+        input_schema=_input_schema(tool, binding if implemented else {}, entity, typed=implemented),
         output_schema=output_schema,
         arg_locations={p.name: p.location if p.location != "arg" else "body" for p in tool.params},
         wire_names=_wire_names(tool),

@@ -19,8 +19,11 @@ The names recognised are the spellings the corpus uses (Rails' Ransack predicate
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import pycountry
 
 from compoworld.manifest import ColumnDef, EntityDef, ListBinding, ListFilter
 from compoworld.runtime.listquery import OPERATORS, sort_terms
@@ -29,7 +32,7 @@ from compoworld.specs.shapes import json_type
 from compoworld.specs.words import split_words
 from compoworld.synth.naming import match_key
 
-__all__ = ["LIMIT_KEYS", "OFFSET_KEYS", "SEARCH_KEYS", "ListBinder", "json_choices"]
+__all__ = ["LIMIT_KEYS", "OFFSET_KEYS", "SEARCH_KEYS", "ListBinder", "json_choices", "language_choices"]
 
 SEARCH_KEYS = frozenset(
     {"q", "query", "search", "term", "keyword", "keywords", "text", "searchterm", "searchtext", "searchquery"}
@@ -102,6 +105,48 @@ def json_choices(p: FieldSpec) -> list[Any] | None:
     if not all(n in _FORMATS for n in names) or "json" not in names:
         return None
     return [v for v, n in zip(values, names, strict=True) if n == "json"]
+
+
+#: Names of a parameter that chooses the language of the answer's text (``lang=cy``, ``language=fr``).
+_LANGUAGE_KEYS = frozenset(
+    {"lang", "language", "locale", "languagecode", "langcode", "hl", "uilang", "uilanguage"}
+    | {"displaylanguage", "responselanguage", "outputlanguage", "contentlanguage", "acceptlanguage"}
+)
+#: The language every service's seed text is written in.
+CONTENT_LANGUAGE = "en"
+
+
+def _language_of(value: object) -> str | None:
+    """The ISO 639 language of a language or locale code (``en``, ``en-GB``, ``pt_BR``, ``eng``)."""
+    head = re.split(r"[-_]", str(value))[0].lower() if isinstance(value, str) else ""
+    found = None
+    if len(head) == 2:
+        found = pycountry.languages.get(alpha_2=head)
+    elif len(head) == 3:
+        found = pycountry.languages.get(alpha_3=head)
+    return str(getattr(found, "alpha_2", None) or found.alpha_3) if found is not None else None
+
+
+def language_choices(p: FieldSpec) -> list[Any] | None:
+    """The values of a content-language selector that ask for the language the service holds its
+    text in (None: ``p`` selects no language).
+
+    A parameter named for a language (``lang``, ``locale``) whose enum is only language codes
+    (BBC iBL's ``lang: en|cy|ga|gd|pi``) chooses the language of the answer's strings, not rows. The
+    state holds one language, so the tool takes that language's values and refuses the rest (as a
+    format selector takes JSON) rather than answering Welsh with English text. A parameter that
+    names a column of the entity is a filter, not a selector: callers bind columns first.
+    """
+    values = p.json_schema.get("enum")
+    if not isinstance(values, list) or not values or json_type(p.json_schema) not in ("string", None):
+        return None
+    if match_key(p.original_name or p.name) not in _LANGUAGE_KEYS:
+        return None
+    languages = [_language_of(v) for v in values]
+    if any(lang is None for lang in languages):
+        return None
+    served = [v for v, lang in zip(values, languages, strict=True) if lang == CONTENT_LANGUAGE]
+    return served or None
 
 
 def _words(p: FieldSpec) -> list[str]:
@@ -228,6 +273,12 @@ class ListBinder:
             if p.name in self.scoped or (p.required and json_choices(p) is not None):
                 continue  # a scope, or a required response format (its JSON values only, by schema)
             reason = self._bind_one(p)
+            served = language_choices(p) if reason is not None else None
+            if served is not None:  # the answer's language: the state's own only (by schema, default)
+                self.listing.refused[p.name] = (
+                    f"chooses the language of the answer's text, which this service holds in {served[0]!r} only"
+                )
+                continue
             if reason is None:
                 if p.json_schema.get("default") is not None and self._applies_default(p):
                     self.listing.defaults[p.name] = p.json_schema["default"]
