@@ -228,3 +228,24 @@ def test_a_house_rule_on_the_amount_decides_which_of_two_acts_the_record_gets(
         assert [c.tool for c in task.gold_calls].count(done.tool) == 1
         assert not any(c.tool == next(s for s in branches if not s.executed).tool for c in task.gold_calls)
     assert taken == {True, False}  # both sides of the rule occur
+
+
+def test_the_record_is_opened_before_the_act_and_again_after_a_transition(tasks: list[Task]) -> None:
+    """A person opens the record they picked before acting on it, and after a change to the record itself
+    opens it again to see it took (the gold run's read shows the new state)."""
+    checked = 0
+    for task in tasks:
+        index, step = _acted(task)
+        walk = task.meta.walk
+        key = step.arguments.get("id") or step.arguments.get("invoice_id")
+        before = walk[index - 1]
+        assert (before.service, before.operation) == ("billing", "read") and key in before.arguments.values()
+        if step.tool == "voidInvoice":
+            after = walk[index + 1]
+            assert after.operation == "read" and key in after.arguments.values()
+            assert "open it again to check that it now shows as voided" in task.instruction
+            assert '"void"' in str(task.gold_calls[index + 1].result).replace("'", '"')
+            checked += 1
+        else:  # a credit note is a new record: the invoice itself does not change
+            assert "open it again" not in task.instruction
+    assert checked

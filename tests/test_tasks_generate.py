@@ -196,3 +196,18 @@ def test_a_fraction_holds_out_that_share_of_services_chosen_by_the_seed() -> Non
     assert len(held_out(["0.4"], services, 1)) == 2 and held_out([], services, 1) == []
     with pytest.raises(ValueError, match="zzz"):
         held_out(["zzz"], services, 1)
+
+
+def test_the_opening_pulls_up_the_persons_record_by_the_key_the_listing_gave(
+    generated: tuple[list[Task], GenerationReport],
+) -> None:
+    """Look before you act: where the party table can be read by key, the person's own record is opened."""
+    opened = 0
+    for task in generated[0]:
+        first, second = task.meta.walk[0], task.meta.walk[1]
+        assert first.operation in ("list", "search")
+        if second.operation == "read" and second.service == first.service:
+            ref = parse_step_ref(next(iter(second.bindings.values())))
+            assert ref is not None and ref[0] == 0
+            opened += 1
+    assert opened == len(generated[0])  # the test CRM reads contacts by key

@@ -4,6 +4,7 @@ seed population, every archetype)."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -91,3 +92,18 @@ def test_no_instruction_reads_like_a_form_or_a_database(tasks: list[Task]) -> No
     from orchestrator.tasks.stats import unnatural
 
     assert [t.instruction for t in tasks if unnatural(t)] == []
+
+
+def test_a_person_added_to_another_system_is_looked_up_there_once_the_record_exists(
+    runtimes: dict[str, ServiceRuntime],
+) -> None:
+    made = generate_tasks(runtimes, GenerateOptions(n=4, seed=2, archetypes=["mirror"], chain_rate=0.0))[0]
+    assert made
+    for task in made:
+        walk = task.meta.walk
+        (created,) = [i for i, s in enumerate(walk) if s.kind == "write" and s.operation == "create"]
+        after = walk[created + 1]
+        assert after.service == walk[created].service and after.operation in ("list", "search")
+        assert "to make sure the new record is in place" in task.instruction
+        (email,) = set(re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", str(walk[created].arguments)))
+        assert email in str(task.gold_calls[created + 1].result)  # the new record is in what it found

@@ -243,9 +243,13 @@ async def _act(scene: Scene) -> None:
     )
     table = current.table
     pick, act = draft.rng.choice(_options(world, table, current.rows))
+    await scene.open_record(pick[2])  # a person opens the record they picked before acting on it
     ask, done = await _perform(scene, current, pick[2], act)
+    # and, where the act changes the record itself, opens it again to see that it took
+    checked = act.child is None and await scene.open_record(pick[2])
     lead = f"Go through their {table.noun}s in {scene.system(table)} and find {pick[0]}."
-    scene.sentences.append(f"{lead} Then {ask}.")
+    after = f" and open it again to check that it now shows as {_past(act.verb)}" if checked else ""
+    scene.sentences.append(f"{lead} Then {ask}{after}.")
     _report(scene, table, pick, done)
 
 
@@ -286,6 +290,7 @@ async def _act_by_rule(scene: Scene) -> None:
     )
     table, rng = current.table, draft.rng
     pick, high_act, low_act = rng.choice(_ruled(world, table, current.rows))
+    await scene.open_record(pick[2])  # its amount decides: a person opens the record to read it
     money = table.money_columns()[0]
     amount = float(pick[2][money.name])
     above = [t for t in _thresholds(amount) if t < amount]

@@ -341,9 +341,17 @@ async def _mirror(scene: Scene) -> None:
     column = target.email_path.split(".", 1)[0]
     values = {target.name_column: person.name, column: _nested(target.email_path, person.email)}
     await draft.create(target, values, {target.email_path: scene.email_ref})
+    # then looks them up there (by e-mail where the listing filters by it) to see the new record is in place
+    if target.filter_arg:
+        found: dict[str, Any] = {target.filter_arg: person.email, **args}
+        await draft.call(target.service, target.lister, found, {target.filter_arg: scene.email_ref})
+        after = ", then look them up there by e-mail to make sure the new record is in place."
+    else:
+        await draft.call(target.service, target.lister, args)
+        after = f", then list the {target.noun}s there again to make sure the new record is in place."
     scene.sentences.append(
         f"They are not in {scene.system(target)} yet (check first): add them there as {a_or_an(target.noun)} "
-        f"with the same name and e-mail address as in {scene.system(party)}."
+        f"with the same name and e-mail address as in {scene.system(party)}{after}"
     )
     draft.labels.add("data transformation")
 

@@ -198,16 +198,18 @@ class Scene:
         self.listed.append(self.current)
         return self.current
 
-    async def open_record(self, row: dict[str, Any]) -> None:
-        """Open one found record by its key, as a person checks the one they picked (where it can be read)."""
+    async def open_record(self, row: dict[str, Any]) -> bool:
+        """Open one found record by its key, as a person checks the one they picked (where it can be read);
+        whether it could be opened."""
         current = self.current
         reader = current.table.reader if current is not None else None
         if current is None or reader is None or not reader.pk_arg:
-            return
+            return False
         table, key = current.table, reader.pk_arg
         await self.draft.call(
             table.service, reader, {key: row.get(table.pk)}, {key: current.found.ref(row, table.pk)}
         )
+        return True
 
     def numeric(self, column: ColumnDef) -> list[float]:
         values = [r.get(column.name) for r in self.rows]
@@ -313,6 +315,16 @@ async def open_scene(draft: Draft, vertical: Vertical, subject: Subject) -> Scen
         draft.labels.add("disambiguation")
         draft.hidden += [party.email_of(r) for r in rivals]
     email_ref = found.ref(subject.party_row, party.email_path)
+    reader = party.reader
+    if reader is not None and reader.pk_arg and subject.party_row.get(party.pk) is not None:
+        # "pull up their record": the person's own record, opened by the key the listing gave
+        key = reader.pk_arg
+        await draft.call(
+            party.service,
+            reader,
+            {key: subject.party_row[party.pk]},
+            {key: found.ref(subject.party_row, party.pk)},
+        )
     draft.hidden.append(person.email)
     draft.stated.append(person.name)
     scene = Scene(draft, vertical, subject, who, email_ref, found)
