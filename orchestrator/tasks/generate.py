@@ -35,7 +35,14 @@ from orchestrator.tasks.scenario.draft import Draft
 from orchestrator.tasks.scenario.recipes import Archetype, fits
 from orchestrator.tasks.scenario.scene import Scene, Subject, open_scene, subjects
 from orchestrator.tasks.scenario.spread import by_service
-from orchestrator.tasks.scenario.text import Instruction, Paraphraser, compose, internal_terms, leaks
+from orchestrator.tasks.scenario.text import (
+    Instruction,
+    Paraphraser,
+    TermIndex,
+    compose,
+    internal_terms,
+    leaks,
+)
 from orchestrator.tasks.scenario.verticals import vertical_for
 from orchestrator.tasks.scenario.world import World
 from orchestrator.tasks.seeds import SeedIndex
@@ -169,7 +176,9 @@ class TaskGenerator:
         self.pools: dict[str, list[Subject]] = {
             a.name: [s for s in everyone if _fits(a, s, self.world)] for a in self.archetypes
         }
-        self.terms = sorted({t.name for m in self.manifests.values() for t in m.tools} | set(runtimes))
+        self.terms = TermIndex(
+            sorted({t.name for m in self.manifests.values() for t in m.tools} | set(runtimes))
+        )
 
     async def one(self, index: int, report: GenerationReport) -> tuple[Task, TaskCheck] | None:
         """The verified task of one index, or None after ``attempts`` failed tries (reasons in the report)."""

@@ -8,7 +8,6 @@ titles and thresholds, never an internal key, a tool name or a value the agent h
 
 from __future__ import annotations
 
-import functools
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -18,7 +17,7 @@ from typing import Any
 from compoworld.llm import LLMClient
 from orchestrator.rubric.normalize import normalize_text, numbers_in, value_text
 
-__all__ = ["Instruction", "Paraphraser", "compose", "internal_terms", "leaks", "missing"]
+__all__ = ["Instruction", "Paraphraser", "TermIndex", "compose", "internal_terms", "leaks", "missing"]
 
 _RULE_LEADS = ("House rule: {rule}.", "Remember our policy: {rule}.", "As always, {rule}.")
 _ASK_LEADS = (
@@ -95,24 +94,50 @@ def identifier_like(term: str) -> bool:
     return len(term) > 3 and _IDENTIFIER.search(term) is not None
 
 
-def internal_terms(text: str, terms: Iterable[str]) -> list[str]:
+class TermIndex:
+    """Tool names and service slugs prepared once, to look for in many texts (a whole corpus has ~100k).
+
+    A one-word term is found when it is one of the text's words; any other term only where its longest
+    word is one of the text's words (it stands alone in the text exactly when the term does), so a text
+    is checked against a handful of candidates, not every term.
+    """
+
+    def __init__(self, terms: Iterable[str]) -> None:
+        self.order: dict[str, int] = {}
+        self.words: set[str] = set()
+        self.by_part: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+        for term in terms:
+            if term in self.order:
+                continue
+            test = _term_test(term)
+            if test is None:
+                continue
+            self.order[term] = len(self.order)
+            if test is True:
+                self.words.add(term)
+            elif isinstance(test, re.Pattern):
+                parts = _WORD.findall(term)
+                self.by_part.setdefault(max(parts, key=len) if parts else "", []).append((term, test))
+
+    def find(self, text: str) -> list[str]:
+        """The terms the text contains (in the order they were given), then any id-shaped tokens."""
+        words = set(_WORD.findall(text))
+        found = [w for w in words if w in self.words]
+        for word in [*words, ""]:
+            found += [term for term, pattern in self.by_part.get(word, ()) if pattern.search(text)]
+        found.sort(key=self.order.__getitem__)
+        return found + re.findall(r"\b[a-z]{2,5}_[0-9a-z]{6,}\b", text)
+
+
+def internal_terms(text: str, terms: Iterable[str] | TermIndex) -> list[str]:
     """Tool names, service slugs and id-shaped tokens the text contains (a person would not write them)."""
-    words = set(_WORD.findall(text))  # a term of word characters is found exactly when it is one of these
-    found = []
-    for t in terms:
-        test = _term_test(t)
-        if test is None:
-            continue
-        if (t in words) if isinstance(test, bool) else (test.search(text) is not None):
-            found.append(t)
-    found += re.findall(r"\b[a-z]{2,5}_[0-9a-z]{6,}\b", text)
-    return found
+    index = terms if isinstance(terms, TermIndex) else TermIndex(terms)
+    return index.find(text)
 
 
-@functools.lru_cache(maxsize=16384)
 def _term_test(term: str) -> re.Pattern[str] | bool | None:
-    """How ``internal_terms`` looks for a term (the same few hundred terms for every draft): None when it
-    is not identifier-like, True when it is one word, else the pattern that finds it standing alone."""
+    """How ``internal_terms`` looks for a term: None when it is not identifier-like, True when it is one
+    word, else the pattern that finds it standing alone."""
     if not identifier_like(term):
         return None
     if _WORD.fullmatch(term):

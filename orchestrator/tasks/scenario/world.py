@@ -295,8 +295,11 @@ class World:
         return found
 
     def sinks(self) -> list[Table]:
-        """Tables an implemented create tool adds rows to."""
-        return [t for t in self.tables.values() if t.creator is not None]
+        """Tables an implemented create tool adds rows to (found once: the tables never change)."""
+        found = self.derived.get(("sinks", "", ""))
+        if found is None:
+            found = self.derived[("sinks", "", "")] = [t for t in self.tables.values() if t.creator is not None]
+        return list(found)
 
     def table(self, service: str, table: str) -> Table | None:
         return self.tables.get((service, table))
