@@ -140,6 +140,17 @@ class ActionDef(BaseModel):
         default="row",
         description="row: the written row is the response; body: the spec's own response, filled from it.",
     )
+    upsert: bool = Field(
+        default=False,
+        description="insert (``add_or_update``): a call whose arguments name an existing row's key "
+        "updates that row instead of being refused as a conflict.",
+    )
+    member: str | None = Field(
+        default=None,
+        description="set: the JSON column of the addressed row the request body is written into "
+        "(``PUT /employees/{id}/emergencyContacts``): an object column takes the body (a PATCH merges "
+        "it), a list column gets the body as one more item (a list body replaces it).",
+    )
 
 
 FilterOp = Literal[

@@ -8,6 +8,7 @@ HTTP face (httpx ASGITransport), on real SQLite.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +153,167 @@ def test_the_conformance_checker_verifies_each_action_by_a_later_read(folder: Pa
     assert "clear visible to a later read" in checks["clearFolder"]
     assert "brought into its starting state by another action" in checks["resumeCampaign"]
     assert report.actions == 7
+
+
+# -- writes of a row's own sub-record, and add-or-update of a child keyed by the caller -------------
+
+_CONTACT = {
+    "type": "object",
+    "properties": {
+        "firstName": {"type": "string"},
+        "lastName": {"type": "string"},
+        "phone": {"type": "string"},
+    },
+    "required": ["firstName", "lastName"],
+}
+_TAX = {
+    "type": "object",
+    "properties": {"filingStatus": {"type": "string"}, "exemptions": {"type": "integer"}},
+}
+_EMPLOYEE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer", "readOnly": True},
+        "name": {"type": "string"},
+        "emergencyContacts": {"type": "array", "items": _CONTACT},
+        "stateTax": _TAX,
+    },
+}
+_EARNING = {"type": "object", "properties": {"earningCode": {"type": "string"}, "amount": {"type": "number"}}}
+
+
+def _staff_doc() -> dict[str, Any]:
+    def ok(schema: dict[str, Any] | None) -> dict[str, Any]:
+        if schema is None:
+            return {"200": {"description": "Successfully added or updated"}}
+        return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+    def body(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+    emp = {"name": "employeeId", "in": "path", "required": True, "schema": {"type": "integer"}}
+    code = {"name": "earningCode", "in": "path", "required": True, "schema": {"type": "string"}}
+    employee, earning = {"$ref": "#/components/schemas/Employee"}, {"$ref": "#/components/schemas/Earning"}
+    item = "/employees/{employeeId}"
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Staff", "version": "1"},
+        "paths": {
+            "/employees": {
+                "get": {
+                    "operationId": "listEmployees",
+                    "responses": ok({"type": "array", "items": employee}),
+                },
+                "post": {
+                    "operationId": "addEmployee",
+                    "requestBody": body(employee),
+                    "responses": ok(employee),
+                },
+            },
+            item: {"get": {"operationId": "getEmployee", "parameters": [emp], "responses": ok(employee)}},
+            f"{item}/emergencyContacts": {
+                "put": {
+                    "operationId": "Add or update emergency contacts",
+                    "parameters": [emp],
+                    "requestBody": body({"$ref": "#/components/schemas/EmergencyContact"}),
+                    "responses": ok(None),
+                }
+            },
+            f"{item}/stateTax": {
+                "put": {
+                    "operationId": "Add or update state tax",
+                    "parameters": [emp],
+                    "requestBody": body({"$ref": "#/components/schemas/StateTax"}),
+                    "responses": ok(None),
+                }
+            },
+            f"{item}/earnings": {
+                "get": {
+                    "operationId": "listEarnings",
+                    "parameters": [emp],
+                    "responses": ok({"type": "array", "items": earning}),
+                },
+                "put": {
+                    "operationId": "Add or update an employee earning",
+                    "parameters": [emp],
+                    "requestBody": body(earning),
+                    "responses": ok(None),
+                },
+            },
+            f"{item}/earnings/{{earningCode}}": {
+                "get": {"operationId": "getEarning", "parameters": [emp, code], "responses": ok(earning)}
+            },
+        },
+        "components": {
+            "schemas": {
+                "Employee": _EMPLOYEE,
+                "EmergencyContact": _CONTACT,
+                "StateTax": _TAX,
+                "Earning": _EARNING,
+            }
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def staff_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("staff")
+    spec = root / "staff.json"
+    spec.write_text(json.dumps(_staff_doc()))
+    return Path(build_service(spec, root / "lib").folder)
+
+
+@pytest.fixture()
+def staff(staff_folder: Path) -> ServiceRuntime:
+    return ServiceRuntime.from_folder(staff_folder, Settings())
+
+
+def test_a_write_of_a_rows_sub_record_is_bound_to_its_json_column(staff: ServiceRuntime) -> None:
+    tools = {t.name: t for t in staff.manifest.tools}
+    contacts, tax = tools["Add_or_update_emergency_contacts"], tools["Add_or_update_state_tax"]
+    for tool, column in ((contacts, "emergencyContacts"), (tax, "stateTax")):
+        assert tool.backend == "action", (tool.name, tool.simulated_reason)
+        assert tool.action is not None and tool.action.kind == "set" and tool.action.member == column
+    earning = tools["Add_or_update_an_employee_earning"]
+    assert earning.backend == "action" and earning.action is not None
+    assert earning.action.kind == "insert" and earning.action.upsert and earning.action.target == "earning"
+
+
+def test_an_added_contact_is_one_more_item_and_a_put_record_replaces_the_old(staff: ServiceRuntime) -> None:
+    row = rows(staff, None, "employee")[0]
+    before = row["emergencyContacts"] or []
+    contact = {"firstName": "Ada", "lastName": "Lovelace", "phone": "+442071234567"}
+    out = call(staff, "s1", "Add_or_update_emergency_contacts", {"employeeId": row["id"], **contact})
+    assert out["success"], out
+    read = call(staff, "s1", "getEmployee", {"employeeId": row["id"]})["data"]
+    assert read["emergencyContacts"] == [*before, contact]
+    assert call(staff, "s1", "Add_or_update_state_tax", {"employeeId": row["id"], "exemptions": 2})["success"]
+    assert call(staff, "s1", "getEmployee", {"employeeId": row["id"]})["data"]["stateTax"] == {
+        "exemptions": 2
+    }
+    assert rows(staff, None, "employee", id=row["id"])[0]["emergencyContacts"] == row["emergencyContacts"]
+    missing = call(staff, "s1", "Add_or_update_emergency_contacts", {"employeeId": 999_999_999, **contact})
+    assert not missing["success"] and missing["error"]["code"] == "not_found"
+
+
+def test_add_or_update_inserts_a_new_key_and_updates_an_existing_one(staff: ServiceRuntime) -> None:
+    emp = rows(staff, None, "employee")[0]["id"]
+    args = {"employeeId": emp, "earningCode": "BONUS", "amount": 100.0}
+    assert call(staff, "s2", "Add_or_update_an_employee_earning", args)["success"]
+    assert call(staff, "s2", "Add_or_update_an_employee_earning", {**args, "amount": 250.0})["success"]
+    mine = [r for r in rows(staff, "s2", "earning") if r["earningCode"] == "BONUS"]
+    assert len(mine) == 1 and mine[0]["amount"] == 250.0
+    read = call(staff, "s2", "getEarning", {"employeeId": emp, "earningCode": "BONUS"})
+    assert read["success"] and read["data"]["amount"] == 250.0, read
+    other = rows(staff, None, "employee")[1]["id"]
+    moved = call(staff, "s2", "Add_or_update_an_employee_earning", {**args, "employeeId": other})
+    assert not moved["success"] and moved["error"]["code"] == "conflict", moved
+
+
+def test_the_checker_verifies_sub_record_writes_and_upserts_by_a_later_read(staff_folder: Path) -> None:
+    report = verify_service(staff_folder)
+    assert report.passed, report.failed_tools
+    checks = {t.tool: t.checks for t in report.tools}
+    assert "set visible to a later read" in checks["Add_or_update_emergency_contacts"]
+    assert "set visible to a later read" in checks["Add_or_update_state_tax"]
+    assert "insert visible to a later read" in checks["Add_or_update_an_employee_earning"]

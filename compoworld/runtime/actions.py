@@ -29,8 +29,9 @@ from compoworld.runtime.ops import (
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
 from compoworld.seeding import seeded_rng
+from compoworld.specs.shapes import json_type
 
-__all__ = ["op_action"]
+__all__ = ["member_value", "op_action", "request_body"]
 
 
 def _get(row: dict[str, Any], path: str) -> Any:
@@ -129,13 +130,31 @@ def _defaults(table: EntityTable, values: dict[str, Any], seq: int) -> None:
             values[column.name] = generate_value(column.json_schema or {"type": "string"}, rng, column.name)
 
 
-def _insert_row(
+def _upsert(
     store: StateStore, table: EntityTable, episode: Episode, values: dict[str, Any]
+) -> dict[str, Any]:
+    """An add-or-update of an existing row: its fields written, if it lies under the same parents."""
+    key = values[table.pk]
+    row = _row(table, episode, key)
+    for column in table.columns:
+        if (
+            column.ref is not None
+            and column.name in values
+            and str(row.get(column.name)) != str(values[column.name])
+        ):
+            raise ToolFailure("conflict", f"{table.entity.name} '{key}' exists under another {column.ref}")
+    return _write(store, table, episode, key, values)
+
+
+def _insert_row(
+    store: StateStore, table: EntityTable, episode: Episode, values: dict[str, Any], *, upsert: bool = False
 ) -> dict[str, Any]:
     seq = store.next_id(episode, table.name)
     if values.get(table.pk) is None:
         values[table.pk] = _new_key(table, episode, seq)
     elif episode.conn.execute(table.sql_exists, (values[table.pk],)).fetchone() is not None:
+        if upsert:
+            return _upsert(store, table, episode, values)
         raise ToolFailure("conflict", f"{table.entity.name} '{values[table.pk]}' already exists")
     _defaults(table, values, seq)
     _stamp(table, values, episode, creating=True)
@@ -169,7 +188,7 @@ def _insert(
         _put(values, {}, path, value)
     for path in tool.action.stamps:
         _put(values, {}, path, _now_for(table, path, episode))
-    return _insert_row(store, table, episode, values)
+    return _insert_row(store, table, episode, values, upsert=tool.action.upsert)
 
 
 def _copy(
@@ -181,11 +200,38 @@ def _copy(
     return _insert_row(store, table, episode, values)
 
 
+def request_body(tool: ToolDef, args: dict[str, Any]) -> Any:
+    """The request body a call carries: its whole-body argument, else its body fields by wire name."""
+    if tool.body_whole is not None:
+        return args.get(tool.body_whole)
+    return {
+        tool.wire_names.get(a, a): v
+        for a, v in args.items()
+        if tool.arg_locations.get(a) == "body" and a != tool.pk_arg
+    }
+
+
+def member_value(listed: bool, method: str, current: Any, body: Any) -> Any:
+    """What a write of the row's sub-record leaves in its JSON column: a list column (``listed``)
+    gets the body as one more item (a list body replaces it); an object column takes the body (a
+    PATCH merges it into what the row holds)."""
+    if listed and not isinstance(body, list):
+        return [*(current if isinstance(current, list) else []), body]
+    if method == "PATCH" and isinstance(current, dict) and isinstance(body, dict):
+        return {**current, **body}
+    return body
+
+
 def _set(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> dict[str, Any]:
     row = _scoped(tool, table, episode, args)
     values = _fields_from_args(tool, table, args)
+    assert tool.action is not None
+    member = tool.action.member
+    if member is not None:
+        listed = json_type(table.by_name[member].json_schema) == "array"
+        values[member] = member_value(listed, tool.method, row.get(member), request_body(tool, args))
     for name in [n for n in values if table.by_name[n].read_only]:
         del values[name]
     if not values:

@@ -213,6 +213,17 @@ def _transition(verb: Verb, name: str, entity: EntityDef) -> ActionDef:
     )
 
 
+def _key_arg(tool: ToolSpec, entity: EntityDef) -> str | None:
+    """The argument that gives a row's key where the caller chooses it (``earningCode``)."""
+    pk = entity.column(entity.pk)
+    if pk is None:
+        return None
+    for p in tool.params:
+        if column_named(entity, p.original_name or p.name) is pk:
+            return p.name
+    return None
+
+
 def _insert(verb: Verb, name: str, tool: ToolSpec, entity: EntityDef, target: Target) -> ActionBinding:
     parents = parent_columns(target, entity)
     columns, body_arg = arg_columns(tool, entity, set(parents))
@@ -225,6 +236,9 @@ def _insert(verb: Verb, name: str, tool: ToolSpec, entity: EntityDef, target: Ta
     status = _status_path(entity, verb.states) if verb.states else None
     if status is not None and status[0] not in columns.values():
         sets[status[0]] = status[1]
+    keyed = _key_arg(tool, entity) if verb.upsert else None
+    if keyed is not None:  # add or update: the caller's key says which
+        columns[keyed] = entity.pk
     action = ActionDef(
         kind="insert",
         verb=name,
@@ -232,6 +246,7 @@ def _insert(verb: Verb, name: str, tool: ToolSpec, entity: EntityDef, target: Ta
         sets=sets,
         stamps=_stamps(entity, verb.states),
         returns="row" if response_is_row(tool, entity) else "body",
+        upsert=keyed is not None,
     )
     return ActionBinding(entity.name, action, None, {**parents, **columns}, body_arg)
 
@@ -321,6 +336,7 @@ def _addressed(target: Target, tool: ToolSpec, inference: EntityInference) -> En
 
 
 _STOP = {"by", "for", "from", "with", "in", "on", "of", "to", "using", "via", "and", "or", "as"}
+_ARTICLES = {"a", "an", "the", "new"}
 
 
 def _named_entity(rest: list[str], inference: EntityInference) -> EntityDef | None:
@@ -329,7 +345,8 @@ def _named_entity(rest: list[str], inference: EntityInference) -> EntityDef | No
     for word in rest:
         if word in _STOP:
             break
-        noun.append(word)
+        if word not in _ARTICLES or noun:  # ``add_an_employee_earning``: the noun after the article
+            noun.append(word)
     for candidate in ("_".join(noun), *(noun[-1:] or []), *(noun[:1] or [])):
         if candidate:
             found = inference.entity(entity_name(candidate))
@@ -349,6 +366,40 @@ def _insert_target(
     )
 
 
+def _body_fields(tool: ToolSpec) -> list[str]:
+    """The request body's field names, as the spec spells them."""
+    return [p.original_name or p.name for p in tool.params if p.location in ("body", "arg")]
+
+
+def _member(tool: ToolSpec, target: Target, entity: EntityDef) -> ColumnDef | None:
+    """The JSON column of the addressed row that a write's last path literal names and its body
+    fits (``PUT /employees/{employeeId}/emergencyContacts`` -> ``employee.emergencyContacts``): the
+    operation writes that part of the row, which the row's read returns."""
+    if (tool.method or "").upper() not in ("PUT", "PATCH", "POST") or target.pk_param is None:
+        return None
+    segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
+    if len(segments) < 2 or "{" in segments[-1] or not segments[-2].startswith("{"):
+        return None
+    param = path_param(tool, segments[-2][1:-1])
+    if param is None or param.name != target.pk_param:
+        return None
+    key = match_key(segments[-1])
+    names = {key, key[:-1] if key.endswith("s") else key + "s"}
+    column = next(
+        (c for c in entity.columns if c.type == "json" and match_key(c.source_name or c.name) in names), None
+    )
+    if column is None:
+        return None
+    schema = column.json_schema or {}
+    if json_type(schema) == "array":
+        schema = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    props = merged_properties(schema)[0] if json_type(schema) == "object" else {}
+    fields = _body_fields(tool)
+    hits = sum(1 for f in fields if f in props)
+    whole = not tool.body_is_object and any(p.location == "body" for p in tool.params)
+    return column if whole or (hits and hits * 2 >= len(fields)) else None
+
+
 def _on_row(
     name: str, verb: Verb, rest: list[str], tool: ToolSpec, target: Target, inference: EntityInference
 ) -> ActionBinding:
@@ -363,6 +414,12 @@ def _on_row(
         if child is not None and link is not None:  # /campaigns/{id}/create_ads: a child row
             child_target = Target(child.name, "action", parent_params={target.pk_param: entity.name})
             return _insert(verb, name, tool, child, child_target)
+    member = _member(tool, target, entity) if verb.kind in ("insert", "set") else None
+    if member is not None:  # the row's own sub-record (a list of them: one more)
+        action = ActionDef(kind="set", verb=name, target=entity.name, member=member.name, scope=parents)
+        action.returns = "row" if response_is_row(tool, entity) else "body"
+        return ActionBinding(entity.name, action, target.pk_param)
+    if verb.kind == "insert":
         if "from" not in rest[:1]:
             raise Unbound(f"'{name}' on a {entity.name} names no child entity to insert")
         verb = Verb("copy")  # create-from-proforma: a new row from the addressed one

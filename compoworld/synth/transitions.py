@@ -45,6 +45,7 @@ class Verb:
     flag: tuple[str, ...] = ()
     unflag: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
+    upsert: bool = False  # ``add_or_update``: an insert that updates the row the arguments' key names
 
 
 def _t(states: str, flag: str = "", unflag: str = "", requires: str = "") -> Verb:
@@ -215,7 +216,13 @@ def action_verb(words: list[str], *, on_item: bool) -> tuple[str, Verb, list[str
             verb = VERBS[word]
             if on_item and word in _ITEM_TRANSITIONS:
                 verb = _ITEM_TRANSITIONS[word]
-            return word, verb, words[i + 1 :]
+            rest = words[i + 1 :]
+            if rest[:1] == ["or"] and rest[1:2] and rest[1] in VERBS:  # ``add_or_update_X``: X follows both
+                other = VERBS[rest[1]]
+                if {verb.kind, other.kind} == {"insert", "set"}:  # an upsert
+                    verb = Verb("insert", (verb if verb.kind == "insert" else other).states, upsert=True)
+                return f"{word}_or_{rest[1]}", verb, rest[2:]
+            return word, verb, rest
     return None
 
 

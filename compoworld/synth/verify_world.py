@@ -22,9 +22,11 @@ from jsonschema import Draft202012Validator
 from compoworld.contracts import ToolResult
 from compoworld.manifest import ActionDef, EntityDef, ToolDef
 from compoworld.runtime import ServiceRuntime
+from compoworld.runtime.actions import member_value, request_body
 from compoworld.runtime.echo import norm
 from compoworld.runtime.worldstate import address_of, id_of, main_object, object_items
 from compoworld.seeding import seeded_rng
+from compoworld.specs.shapes import json_type
 from compoworld.values import fit_string
 
 __all__ = ["CheckFailure", "Checker", "check_action", "check_simulated", "state_of"]
@@ -205,6 +207,15 @@ async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
     if action.kind == "set":
         assert source is not None
         got = await _read_back(ck, episode, addressed, source[addressed.pk])
+        if action.member is not None:  # the row's sub-record holds the body sent
+            column = addressed.column(action.member)
+            listed = column is not None and json_type(column.json_schema) == "array"
+            body = request_body(tool, args)
+            wanted = member_value(listed, tool.method, source.get(action.member), body)
+            if got.get(action.member) != wanted:
+                raise CheckFailure(
+                    f"{tool.name} left {action.member} = {got.get(action.member)!r}, not {wanted!r}"
+                )
         for arg, column in tool.arg_columns.items():
             value = args.get(arg)
             if arg in args and not isinstance(value, (dict, list)) and not _same(got.get(column), value):
