@@ -18,7 +18,7 @@ import pytest
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.settings import Settings
 from compoworld.synth.build import build_service
-from compoworld.synth.verify import verify_service
+from compoworld.synth.verify import verify_runtime, verify_service
 from tests.actions_fixture import write_actions_spec
 from tests.runtime_call import call
 
@@ -317,3 +317,79 @@ def test_the_checker_verifies_sub_record_writes_and_upserts_by_a_later_read(staf
     assert "set visible to a later read" in checks["Add_or_update_emergency_contacts"]
     assert "set visible to a later read" in checks["Add_or_update_state_tax"]
     assert "insert visible to a later read" in checks["Add_or_update_an_employee_earning"]
+
+
+# -- ``POST /podcasts/{key}/episodes/create``: the child the path names before the verb ------------
+
+_PODCAST = {"type": "object", "properties": {"key": {"type": "string"}, "title": {"type": "string"}}}
+_EPISODE = {
+    "type": "object",
+    "properties": {"key": {"type": "string"}, "title": {"type": "string"}, "episode": {"type": "integer"}},
+}
+
+
+def _podcast_doc() -> dict[str, Any]:
+    def ok(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+    key = {"name": "podcastKey", "in": "path", "required": True, "schema": {"type": "string"}}
+    podcast, episode = {"$ref": "#/components/schemas/Podcast"}, {"$ref": "#/components/schemas/Episode"}
+    form = {
+        "type": "object",
+        "required": ["episode", "file_media"],
+        "properties": {"episode": episode, "file_media": {"type": "string", "format": "binary"}},
+    }
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Podcasts", "version": "1"},
+        "paths": {
+            "/podcasts": {
+                "get": {"operationId": "listPodcasts", "responses": ok({"type": "array", "items": podcast})}
+            },
+            "/podcasts/{podcastKey}": {
+                "get": {"operationId": "getPodcast", "parameters": [key], "responses": ok(podcast)}
+            },
+            "/podcasts/{podcastKey}/episodes": {
+                "get": {
+                    "operationId": "getPodcastEpisodes",
+                    "parameters": [key],
+                    "responses": ok({"type": "array", "items": episode}),
+                }
+            },
+            "/podcasts/{podcastKey}/episodes/create": {
+                "post": {
+                    "operationId": "createPodcastEpisode",
+                    "parameters": [key],
+                    "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": form}}},
+                    "responses": ok(episode),
+                }
+            },
+        },
+        "components": {"schemas": {"Podcast": _PODCAST, "Episode": _EPISODE}},
+    }
+
+
+@pytest.fixture(scope="module")
+def podcasts(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    root = tmp_path_factory.mktemp("podcasts")
+    spec = root / "podcasts.json"
+    spec.write_text(json.dumps(_podcast_doc()))
+    return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
+
+
+def test_a_create_after_the_childs_path_inserts_the_child_from_its_object(podcasts: ServiceRuntime) -> None:
+    tool = podcasts.manifest.tool("createPodcastEpisode")
+    assert tool is not None and tool.backend == "action", tool and tool.simulated_reason
+    assert tool.action is not None and tool.action.target == "episode" and tool.body_arg == "episode"
+    show = rows(podcasts, None, "podcast")[0]["key"]
+    made = call(
+        podcasts,
+        "p1",
+        "createPodcastEpisode",
+        {"podcastKey": show, "episode": {"title": "Pilot", "episode": 1}, "file_media": "bWVkaWE="},
+    )
+    assert made["success"] and made["data"]["title"] == "Pilot" and made["data"]["episode"] == 1, made
+    listed = call(podcasts, "p1", "getPodcastEpisodes", {"podcastKey": show})["data"]
+    assert made["data"]["key"] in [e["key"] for e in listed]
+    report = asyncio.run(verify_runtime(podcasts))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

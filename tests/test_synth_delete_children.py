@@ -145,3 +145,66 @@ def test_clearing_deletes_the_bucket_s_messages_and_no_other_bucket_s(rt: Servic
 def test_the_service_passes_the_conformance_checker(rt: ServiceRuntime) -> None:
     report = asyncio.run(verify_runtime(rt))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+# -- ``DELETE /bundles/{bundle_id}/tracks``: a parameter named for the parent's key is no verb's row --
+
+_TRACK = {"type": "object", "properties": {"id": {"type": "string"}, "label": {"type": "string"}}}
+
+
+def _bundles_doc() -> dict[str, Any]:
+    bundle, track = (
+        {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}},
+        _TRACK,
+    )
+    bid = _param("bundle_id")
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Bundles", "version": "1"},
+        "paths": {
+            "/bundles": {
+                "get": {"operationId": "listBundles", "responses": _ok({"type": "array", "items": bundle})}
+            },
+            "/bundles/{bundle_id}": {
+                "get": {"operationId": "getBundle", "parameters": [bid], "responses": _ok(bundle)}
+            },
+            "/bundles/{bundle_id}/tracks": {
+                "get": {
+                    "operationId": "listTracks",
+                    "parameters": [bid],
+                    "responses": _ok({"type": "array", "items": track}),
+                },
+                "delete": {
+                    "operationId": "deleteTracks",
+                    "parameters": [bid],
+                    "responses": {"204": {"description": "deleted"}},
+                },
+            },
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    root = tmp_path_factory.mktemp("bundles")
+    spec = root / "bundles.json"
+    spec.write_text(json.dumps(_bundles_doc()))
+    return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
+
+
+def test_a_delete_under_an_item_named_by_its_key_clears_that_items_children(bundles: ServiceRuntime) -> None:
+    tool = bundles.manifest.tool("deleteTracks")
+    assert tool is not None and tool.backend == "action", tool and tool.simulated_reason
+    assert tool.action is not None and tool.action.kind == "clear" and tool.action.target == "track"
+    tracks = bundles.select(None, "track")
+    mine = tracks[0]["bundle_id"]
+    assert (
+        asyncio.run(bundles.call_tool("d1", "deleteTracks", {"bundle_id": mine})).success is False
+    )  # no fork
+    bundles.fork("d1")
+    assert asyncio.run(bundles.call_tool("d1", "deleteTracks", {"bundle_id": mine})).success
+    left = bundles.select("d1", "track")
+    assert [t for t in left if t["bundle_id"] == mine] == []
+    assert len(left) == len([t for t in tracks if t["bundle_id"] != mine])
+    report = asyncio.run(verify_runtime(bundles))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []

@@ -60,6 +60,7 @@ def _doc() -> dict[str, Any]:
     holder = {"$ref": "#/components/schemas/AccountHolder"}
     product = {"$ref": "#/components/schemas/Product"}
     date = {"name": "date", "in": "path", "required": True, "schema": {"type": "string", "format": "date"}}
+    serial = {"name": "serial", "in": "path", "required": True, "schema": {"type": "string"}}
     fmt = {"name": "format", "in": "path", "required": True, "schema": {"type": "string", "enum": ["json"]}}
     return {
         "openapi": "3.0.3",
@@ -73,6 +74,10 @@ def _doc() -> dict[str, Any]:
                 "post-updateAccountHolder", "#/components/schemas/AccountHolder", holder
             ),
             "/v1/ProductsApi": _post("ProductsApi_Create", "#/components/schemas/Product", product),
+            "/v1/ProductsApi/Save": _post("ProductsApi_Save", "#/components/schemas/Product", product),
+            "/v1/ProductsApi/{serial}": {  # a product is keyed by its serial
+                "get": {"operationId": "ProductsApi_Get", "parameters": [serial], "responses": _ok(product)}
+            },
             "/v1/ProductsApi/List": {
                 "post": {
                     "operationId": "ProductsApi_List",
@@ -153,6 +158,17 @@ def test_a_created_product_is_listed(rt: ServiceRuntime) -> None:
     assert made["success"], made
     listed = call(rt, "e2", "ProductsApi_List", {})["data"]
     assert "Widget" in [row["name"] for row in listed]
+
+
+def test_save_on_an_endpoint_inserts_a_new_key_and_updates_an_existing_one(rt: ServiceRuntime) -> None:
+    save = rt.manifest.tool("ProductsApi_Save")
+    assert save is not None and save.backend == "action", save and save.simulated_reason
+    assert save.action is not None and save.action.target == "product" and save.action.upsert
+    assert call(rt, "e3", "ProductsApi_Save", {"serial": "SN-9", "name": "Gadget", "price": 2.0})["success"]
+    again = call(rt, "e3", "ProductsApi_Save", {"serial": "SN-9", "name": "Gadget II"})
+    assert again["success"] and again["data"]["name"] == "Gadget II", again
+    saved = [row for row in call(rt, "e3", "ProductsApi_List", {})["data"] if row["serial"] == "SN-9"]
+    assert [(row["name"], row["price"]) for row in saved] == [("Gadget II", 2.0)]
 
 
 def test_the_service_passes_the_conformance_checker(rt: ServiceRuntime) -> None:

@@ -47,6 +47,10 @@ def arg_columns(tool: ToolSpec, entity: EntityDef, skip: set[str]) -> tuple[dict
         if p.name in skip:
             continue
         column = column_named(entity, p.original_name or p.name) or column_named(entity, p.name)
+        if column is not None and column.type != "json" and json_type(p.json_schema) in ("object", "array"):
+            column = (
+                None  # ``episode: {PodcastEpisode}`` beside an ``episode`` number: the row, not the column
+            )
         if column is not None and not column.primary_key and column.name not in out.values():
             out[p.name] = column.name
         elif body_arg is None and _carries(p, entity):

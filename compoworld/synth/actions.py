@@ -22,7 +22,7 @@ from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key
 from compoworld.synth.paths import parse_path
 from compoworld.synth.readside import READ_REASON, bind_lookup, row_param_target
-from compoworld.synth.resources import path_param
+from compoworld.synth.resources import entity_name_for, path_param
 from compoworld.synth.schemas import merged_properties, unwrap
 from compoworld.synth.transitions import (
     OUTGOING,
@@ -83,9 +83,11 @@ def _entity_from_path(tool: ToolSpec, inference: EntityInference) -> EntityDef |
         return None
     literals = [s for s in tool.path.split("?")[0].strip("/").split("/") if s and "{" not in s]
     for literal in reversed(literals[:-1] or literals):
-        found = inference.entity(entity_name(literal))
-        if found is not None:
-            return found
+        plain = entity_name(literal)  # ``/v1/ProductsApi/Save``: the endpoint names the product
+        for name in (plain, entity_name_for(literal)) if plain else ():
+            found = inference.entity(name)
+            if found is not None:
+                return found
     return None
 
 
@@ -408,8 +410,10 @@ def _on_row(
     if entity is None or target.pk_param is None:
         raise Unbound(f"'{name}' addresses no row of an entity")
     parents = parent_columns(target, entity)
-    if verb.kind == "insert":
-        child = _named_entity(rest, inference)
+    if verb.kind == "insert":  # the child the words after the verb name, else the path before it
+        child = _named_entity(rest, inference)  # (``/podcasts/{key}/episodes/create``)
+        if child is None or child.name == entity.name:
+            child = _entity_from_path(tool, inference)
         link = next((c for c in child.columns if c.ref == entity.name), None) if child else None
         if child is not None and link is not None:  # /campaigns/{id}/create_ads: a child row
             child_target = Target(child.name, "action", parent_params={target.pk_param: entity.name})
@@ -515,6 +519,7 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
     path_words, name_words, on_item = _verb_words(tool)
     if set(path_words + name_words) & _BULK:
         raise Unbound("a bulk operation carries many requests (world model)")
+    collection = target  # ``/bundles/{bundle_id}/tracks``: the tracks, under the bundle's item
     if target.pk_param is None and on_item:
         target = _path_row(tool, target, inference)
     on_row = on_item and target.pk_param is not None
@@ -523,6 +528,8 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
     clears = deletes or (found is not None and found[1].kind == "clear")
     if clears and target.pk_param is None and target.parent_params:
         return _delete_children(tool, target, inference)
+    if deletes and collection.pk_param is None and collection.parent_params and collection.entity:
+        return _delete_children(tool, collection, inference)  # the item's param named the parent's row
     if found is None:
         raise Unbound("the operation's verb names no state change")
     name, verb, rest = found

@@ -157,6 +157,8 @@ VERBS: dict[str, Verb] = {
     "upload": _i("uploaded ready available"),
     "import": _i("imported"),
     "create": _i(),
+    "save": Verb("insert", upsert=True),  # insert, or update the row the arguments' key names
+    "upsert": Verb("insert", upsert=True),
     "add": _i(),
     "new": _i(),
     "record": _i(),
