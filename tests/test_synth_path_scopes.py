@@ -266,7 +266,7 @@ def test_a_language_argument_that_names_a_column_filters_on_it(localised: Servic
 def test_only_an_enum_of_language_codes_under_a_language_name_selects_a_language() -> None:
     def param(name: str, values: list[Any]) -> FieldSpec:
         return FieldSpec(
-            name=name, location="query", required=True, json_schema={"type": "string", "enum": values}
+            name=name, location="query", required=True, schema={"type": "string", "enum": values}
         )
 
     assert language_choices(param("lang", ["en-GB", "fr-FR", "en_US"])) == ["en-GB", "en_US"]

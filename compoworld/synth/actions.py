@@ -392,9 +392,10 @@ def _member(tool: ToolSpec, target: Target, entity: EntityDef) -> ColumnDef | No
     )
     if column is None:
         return None
-    schema = column.json_schema or {}
-    if json_type(schema) == "array":
-        schema = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    schema: dict[str, Any] = column.json_schema or {}
+    if json_type(schema) == "array":  # a list of sub-records: the body is one of them
+        items = schema.get("items")
+        schema = items if isinstance(items, dict) else {}
     props = merged_properties(schema)[0] if json_type(schema) == "object" else {}
     fields = _body_fields(tool)
     hits = sum(1 for f in fields if f in props)

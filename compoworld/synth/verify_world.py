@@ -208,8 +208,8 @@ async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
         assert source is not None
         got = await _read_back(ck, episode, addressed, source[addressed.pk])
         if action.member is not None:  # the row's sub-record holds the body sent
-            column = addressed.column(action.member)
-            listed = column is not None and json_type(column.json_schema) == "array"
+            held = addressed.column(action.member)
+            listed = held is not None and json_type(held.json_schema) == "array"
             body = request_body(tool, args)
             wanted = member_value(listed, tool.method, source.get(action.member), body)
             if got.get(action.member) != wanted:
