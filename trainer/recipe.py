@@ -72,11 +72,13 @@ class RecipeConfig:
     sft_batch: int = 6
     sft_lr: float = 5e-3
     warm_start: float = 0.5  # stop SFT when the policy replays the oracle trajectories with this probability
-    steps: int = 8
+    steps: int = 16
     group_size: int = 8
-    lr: float = 5e-5
-    clip_ratio_low: float = 0.2  # verl actor.clip_ratio_low: the ratio's floor is 1 - low
-    clip_ratio_high: float = 0.2  # verl actor.clip_ratio_high (DAPO's clip-higher uses 0.28)
+    lr: float = 1e-4
+    # verl actor.clip_ratio_low/high: the ratio is clipped to [1 - low, 1 + high]. A tight floor bounds how far
+    # one update pushes a failure's tokens down; the ceiling is DAPO's clip-higher (docs/training.md)
+    clip_ratio_low: float = 0.02
+    clip_ratio_high: float = 0.28
     ppo_epochs: int = 2
     mini_batches: int = 4  # optimizer steps per PPO epoch (whole groups each), like ppo_mini_batch_size
     eval_every: int = 0  # 0: only at step 0 and after the last update
@@ -338,16 +340,16 @@ def main(
             "(0: run every SFT step).",
         ),
     ] = 0.5,
-    steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 8,
+    steps: Annotated[int, typer.Option(min=0, help="GRPO updates.")] = 16,
     group_size: Annotated[int, typer.Option(min=2, help="Rollouts per task (GRPO group).")] = 8,
-    lr: float = 5e-5,
+    lr: float = 1e-4,
     clip_ratio_low: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="PPO ratio floor 1 - low (verl actor.clip_ratio_low).")
-    ] = 0.2,
+    ] = 0.02,
     clip_ratio_high: Annotated[
         float,
         typer.Option(min=0.0, help="PPO ratio ceiling 1 + high (verl actor.clip_ratio_high; DAPO: 0.28)."),
-    ] = 0.2,
+    ] = 0.28,
     ppo_epochs: Annotated[int, typer.Option(min=1)] = 2,
     mini_batches: Annotated[
         int, typer.Option(min=1, help="Optimizer steps per PPO epoch (each on whole groups).")

@@ -12,10 +12,10 @@
 #                                                                    # the same plumbing at CPU-test scale
 # Needs: pip install -e '.[smoke]' and a built library (default: the starter library, generated_services/).
 # Knobs (environment, GPU scale defaults): STEPS=16 GROUP=8 N_TRAIN=24 N_HELDOUT=12 POOL=96 MAX_LEN=3
-# SFT_STEPS=150 HIDDEN=512 LAYERS=4 LR=5e-5 MINI_BATCHES=4 TEMPERATURE=0.8 MAX_TURNS=4
+# SFT_STEPS=150 HIDDEN=512 LAYERS=4 LR=1e-4 CLIP_LOW=0.02 CLIP_HIGH=0.28 MINI_BATCHES=4 TEMPERATURE=0.8 MAX_TURNS=4
 # WARM_START=0.5 (SFT stops once the oracle trajectories replay with this probability) EVAL_GROUP=32
-# TIME_LIMIT=570 (seconds; the run is killed past it, the log kept). LR, MINI_BATCHES, TEMPERATURE
-# and MAX_TURNS are the CPU recipe's (docs/training.md says why); they are untried at GPU scale.
+# TIME_LIMIT=570 (seconds; the run is killed past it, the log kept). LR, CLIP_LOW/CLIP_HIGH, MINI_BATCHES,
+# TEMPERATURE and MAX_TURNS are the CPU recipe's (docs/training.md says why); they are untried at GPU scale.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -54,7 +54,7 @@ else
   : "${SFT_STEPS:=150}" "${HIDDEN:=512}" "${LAYERS:=4}" "${TIME_LIMIT:=570}" "${EVAL_GROUP:=32}"
   PROMPT=(--full-prompt)  # a GPU affords the system prompt and the gateway tool schemas
 fi
-: "${LR:=5e-5}" "${MINI_BATCHES:=4}" "${TEMPERATURE:=0.8}" "${MAX_TURNS:=4}" "${WARM_START:=0.5}"
+: "${LR:=1e-4}" "${CLIP_LOW:=0.02}" "${CLIP_HIGH:=0.28}" "${MINI_BATCHES:=4}" "${TEMPERATURE:=0.8}" "${MAX_TURNS:=4}" "${WARM_START:=0.5}"
 LIB_ARGS=()
 [[ -n "$LIBRARY" ]] && LIB_ARGS=(--library "$LIBRARY")
 
@@ -65,7 +65,7 @@ LIB_ARGS=()
     "${LIB_ARGS[@]}" --out "$OUT" --device "$DEVICE" "${PROMPT[@]}" \
     --steps "$STEPS" --group-size "$GROUP" --n-train "$N_TRAIN" --n-heldout "$N_HELDOUT" \
     --pool "$POOL" --max-len "$MAX_LEN" --sft-steps "$SFT_STEPS" --hidden "$HIDDEN" --layers "$LAYERS" \
-    --lr "$LR" --mini-batches "$MINI_BATCHES" --temperature "$TEMPERATURE" --max-turns "$MAX_TURNS" \
+    --lr "$LR" --clip-ratio-low "$CLIP_LOW" --clip-ratio-high "$CLIP_HIGH" --mini-batches "$MINI_BATCHES" --temperature "$TEMPERATURE" --max-turns "$MAX_TURNS" \
     --warm-start "$WARM_START" --eval-group-size "$EVAL_GROUP" --eval-every 4 --plot
 } 2>&1 | tee "$OUT/run.log"
 exit "${PIPESTATUS[0]}"
