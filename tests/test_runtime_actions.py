@@ -393,3 +393,19 @@ def test_a_create_after_the_childs_path_inserts_the_child_from_its_object(podcas
     assert made["data"]["key"] in [e["key"] for e in listed]
     report = asyncio.run(verify_runtime(podcasts))
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+
+
+def test_a_sub_record_with_its_own_endpoint_is_kept_under_the_column_cap(tmp_path: Path) -> None:
+    doc = _staff_doc()
+    extra = {f"extra{i}": {"type": "object", "properties": {"a": {"type": "string"}}} for i in range(45)}
+    employee = doc["components"]["schemas"]["Employee"]
+    employee["properties"] = {**{k: v for k, v in employee["properties"].items() if k != "stateTax"}, **extra}
+    employee["properties"]["stateTax"] = _TAX  # last, after more fields than the cap holds
+    spec = tmp_path / "wide.json"
+    spec.write_text(json.dumps(doc))
+    rt = ServiceRuntime.from_folder(Path(build_service(spec, tmp_path / "lib").folder), Settings())
+    tool = rt.manifest.tool("Add_or_update_state_tax")
+    assert tool is not None and tool.action is not None and tool.action.member == "stateTax", tool
+    row = rows(rt, None, "employee")[0]
+    assert call(rt, "w1", "Add_or_update_state_tax", {"employeeId": row["id"], "exemptions": 3})["success"]
+    assert call(rt, "w1", "getEmployee", {"employeeId": row["id"]})["data"]["stateTax"] == {"exemptions": 3}

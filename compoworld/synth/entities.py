@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from compoworld.manifest import EntityDef
 from compoworld.specs.model import ServiceSpec
-from compoworld.synth.drafts import finalize_entities
+from compoworld.specs.shapes import json_type
+from compoworld.synth.drafts import EntityDraft, finalize_entities
+from compoworld.synth.naming import match_key
 from compoworld.synth.resources import Target, rest_entities
 from compoworld.synth.rpcpaths import read_by_name, rpc_tools, scope_by_key_args, scope_by_path
 from compoworld.synth.toolnames import tool_entities
@@ -37,6 +39,29 @@ def _rpc_style(spec: ServiceSpec) -> bool:
     return rpc * 2 > len(paths) or (len(paths) > 3 and len(set(paths)) == 1)
 
 
+def _keep_sub_records(spec: ServiceSpec, drafts: list[EntityDraft], targets: dict[str, Target]) -> None:
+    """A JSON field that a write's last path literal names (``PUT /employees/{id}/primaryStateTax``)
+    is the sub-record that write sets: kept under the column cap, so the write has its column."""
+    by_name = {d.name: d for d in drafts}
+    for tool in spec.tools:
+        target = targets.get(tool.name)
+        if target is None or target.pk_param is None or target.entity not in by_name:
+            continue
+        segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
+        if (tool.method or "").upper() not in ("PUT", "PATCH", "POST") or len(segments) < 2:
+            continue
+        if "{" in segments[-1] or not segments[-2].startswith("{"):
+            continue
+        key = match_key(segments[-1])
+        names = {key, key[:-1] if key.endswith("s") else key + "s"}
+        draft = by_name[target.entity or ""]
+        draft.filtered |= {
+            name
+            for name, f in draft.fields.items()
+            if match_key(name) in names and json_type(f.schema) in ("object", "array")
+        }
+
+
 def infer_entities(spec: ServiceSpec) -> EntityInference:
     """Entities and tool targets of one service, deterministic for a given spec."""
     if spec.source_kind in ("openapi3", "swagger2") and not _rpc_style(spec):
@@ -52,6 +77,7 @@ def infer_entities(spec: ServiceSpec) -> EntityInference:
             targets.update(by_name)
             scope_by_path(spec, named, drafts, targets)
         scope_by_key_args(spec, drafts, targets)
+        _keep_sub_records(spec, drafts, targets)
     else:
         drafts, targets = tool_entities(spec)
     return EntityInference(finalize_entities(drafts), targets)
