@@ -145,6 +145,11 @@ class ActionDef(BaseModel):
         description="insert (``add_or_update``): a call whose arguments name an existing row's key "
         "updates that row instead of being refused as a conflict.",
     )
+    each: str | None = Field(
+        default=None,
+        description="lookup: the one-row read that answers each key of a batch read's body (``POST "
+        "/articles/get [1, 2]``); the answer is that read's answer per key, in order.",
+    )
     member: str | None = Field(
         default=None,
         description="set: the JSON column of the addressed row the request body is written into "

@@ -409,3 +409,79 @@ def test_a_sub_record_with_its_own_endpoint_is_kept_under_the_column_cap(tmp_pat
     row = rows(rt, None, "employee")[0]
     assert call(rt, "w1", "Add_or_update_state_tax", {"employeeId": row["id"], "exemptions": 3})["success"]
     assert call(rt, "w1", "getEmployee", {"employeeId": row["id"]})["data"]["stateTax"] == {"exemptions": 3}
+
+
+# -- a batch read (CORE's ``POST /articles/get [1, 2]``): the one-row read's answer for each key ---
+
+_ARTICLE = {"type": "object", "properties": {"id": {"type": "integer"}, "title": {"type": "string"}}}
+_FOUND = {
+    "type": "object",
+    "properties": {"status": {"type": "string", "enum": ["OK", "NOT_FOUND"]}, "data": _ARTICLE},
+}
+
+
+def _articles_doc() -> dict[str, Any]:
+    def ok(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+    def keys(kind: str) -> dict[str, Any]:
+        items = {"type": "array", "items": {"type": kind}}
+        return {"required": True, "content": {"application/json": {"schema": items}}}
+
+    found, core_id = {"$ref": "#/components/schemas/Found"}, {"$ref": "#/components/schemas/Article"}
+    param = {"name": "coreId", "in": "path", "required": True, "schema": {"type": "integer"}}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Articles", "version": "1"},
+        "paths": {
+            "/articles": {
+                "get": {"operationId": "listArticles", "responses": ok({"type": "array", "items": core_id})}
+            },
+            "/articles/get/{coreId}": {
+                "get": {"operationId": "getArticleByCoreId", "parameters": [param], "responses": ok(found)}
+            },
+            "/articles/get": {
+                "post": {
+                    "operationId": "getArticleByCoreIdBatch",
+                    "requestBody": keys("integer"),
+                    "responses": ok({"type": "array", "items": found}),
+                }
+            },
+            "/articles/titles/batch": {  # items that are not the one-row read's answer: not a batch read
+                "post": {
+                    "operationId": "getTitlesBatch",
+                    "requestBody": keys("integer"),
+                    "responses": ok({"type": "array", "items": {"type": "string"}}),
+                }
+            },
+        },
+        "components": {"schemas": {"Article": _ARTICLE, "Found": _FOUND}},
+    }
+
+
+@pytest.fixture(scope="module")
+def articles(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    root = tmp_path_factory.mktemp("articles")
+    spec = root / "articles.json"
+    spec.write_text(json.dumps(_articles_doc()))
+    return ServiceRuntime.from_folder(Path(build_service(spec, root / "lib").folder), Settings())
+
+
+def test_a_batch_read_answers_the_one_row_read_for_each_key_in_order(articles: ServiceRuntime) -> None:
+    batch = articles.manifest.tool("getArticleByCoreIdBatch")
+    assert batch is not None and batch.backend == "action", batch and batch.simulated_reason
+    assert batch.action is not None and batch.action.each == "getArticleByCoreId"
+    titles = articles.manifest.tool("getTitlesBatch")
+    assert titles is not None and titles.backend == "simulated"
+    ids = [r["id"] for r in rows(articles, None, "article")[:3]][::-1]
+    assert batch.body_whole is not None  # the body is the list of keys
+    got = call(articles, "a1", "getArticleByCoreIdBatch", {batch.body_whole: ids})
+    assert got["success"], got
+    one = [call(articles, "a1", "getArticleByCoreId", {"coreId": i})["data"] for i in ids]
+    assert got["data"] == one and [a["data"]["id"] for a in got["data"]] == ids
+    missing = call(articles, "a1", "getArticleByCoreIdBatch", {batch.body_whole: [ids[0], 987654321]})
+    assert not missing["success"] and missing["error"]["code"] == "not_found", missing
+    report = asyncio.run(verify_runtime(articles))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+    checks = {t.tool: t.checks for t in report.tools}
+    assert "batch read answers as getArticleByCoreId does for each key" in checks["getArticleByCoreIdBatch"]

@@ -329,7 +329,24 @@ class ServiceRuntime:
         episode = self.store.episodes.get(episode_id)
         return None if episode is None else episode.replies.get(call_id)
 
+    def _run_each(self, bound: _BoundTool, episode: Episode, args: dict[str, Any]) -> ToolResult:
+        """A batch read: the one-row read's answer for each key of the body, in order; a key the
+        state does not hold fails the call as that read does."""
+        assert bound.defn.action is not None and bound.defn.action.each is not None
+        one = self.tools[bound.defn.action.each]
+        assert one.defn.pk_arg is not None
+        shared = {k: v for k, v in args.items() if k != bound.defn.body_whole}
+        answers = []
+        for key in args.get(bound.defn.body_whole or "") or []:
+            result = self._run_implemented(one, episode, one.defn.name, {**shared, one.defn.pk_arg: key})
+            if not result.success:
+                return bound.failure(result.code, result.message)
+            answers.append(result.data)
+        return ToolResult.ok(answers, bound.backend, bound.success_status)
+
     def _run_implemented(self, bound: _BoundTool, episode: Episode, name: str, args: Any) -> ToolResult:
+        if bound.defn.action is not None and bound.defn.action.each is not None:
+            return self._run_each(bound, episode, args)
         assert bound.op is not None and bound.table is not None
         try:
             data = bound.body(bound.op(self.store, bound.defn, bound.table, episode, args))

@@ -16,6 +16,7 @@ from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.specs.semantic import value_tag
 from compoworld.specs.shapes import json_type
 from compoworld.synth.actions import ActionBinding, bind_action
+from compoworld.synth.bulkreads import bind_bulk_reads
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.listparams import ListBinder, json_choices, language_choices
 from compoworld.synth.naming import match_key
@@ -405,8 +406,11 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
 
 
 def classify_tools(spec: ServiceSpec, inference: EntityInference) -> list[ToolDef]:
-    """ToolDefs for every tool of the service, in source order."""
-    return [
-        classify_tool(tool, inference.targets.get(tool.name) or Target(None, "action"), inference)
-        for tool in spec.tools
-    ]
+    """ToolDefs for every tool of the service, in source order (a batch read of a one-row read's
+    rows is bound to that read: ``compoworld.synth.bulkreads``)."""
+    return bind_bulk_reads(
+        [
+            classify_tool(tool, inference.targets.get(tool.name) or Target(None, "action"), inference)
+            for tool in spec.tools
+        ]
+    )

@@ -292,11 +292,37 @@ async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
     checks.append("unknown id not found")
 
 
+async def _check_each(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
+    """A batch read answers, for each key, what the one-row read answers; an unknown key is not found."""
+    one = ck.rt.manifest.tool(action.each or "")
+    entity = _entity(ck.rt, action.target)
+    rows = _rows(ck.rt, entity)
+    if one is None or one.pk_arg is None or tool.body_whole is None:
+        raise CheckFailure(f"{tool.name} reads each key with '{action.each}', which reads no row by key")
+    if not rows:
+        checks.append("no seed rows to read")
+        return
+    episode = ck.episode()
+    keys = [r[entity.pk] for r in rows[:2]]
+    got = await ck.expect_ok(episode, tool, {tool.body_whole: keys})
+    single = [await ck.expect_ok(episode, one, {one.pk_arg: key}) for key in keys]
+    if got != single:
+        raise CheckFailure(f"{tool.name}({keys}) did not answer what {one.name} answers for each key")
+    checks.append(f"batch read answers as {one.name} does for each key")
+    held = {str(r[entity.pk]) for r in rows}
+    unknown = await ck.call(episode, tool.name, {tool.body_whole: [keys[0], _unknown_key(one, entity, held)]})
+    if unknown.success or unknown.code != "not_found":
+        raise CheckFailure(f"{tool.name} with a key the state does not hold was not 'not_found': {unknown}")
+    checks.append("unknown id not found")
+
+
 async def check_action(ck: Checker, tool: ToolDef, checks: list[str]) -> None:
     """The action's state change happens, is visible to a later read, and its rules hold."""
     if tool.action is None:
         raise CheckFailure("an action-backend tool has no action binding")
-    if tool.action.kind == "lookup":
+    if tool.action.each is not None:
+        await _check_each(ck, tool, tool.action, checks)
+    elif tool.action.kind == "lookup":
         await _check_lookup(ck, tool, tool.action, checks)
     elif tool.action.kind == "transition":
         await _check_transition(ck, tool, tool.action, checks)
