@@ -12,6 +12,7 @@ import jsonschema
 from fastapi.testclient import TestClient
 
 from compoworld.runtime.app import create_service_app
+from compoworld.runtime.schema_read import default_value, without_nulls
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.validate import ArgsValidator, ArgumentError, json_schema_nullable
 from compoworld.settings import Settings, bundled_library
@@ -168,3 +169,25 @@ def test_the_schemas_agents_are_shown_say_null_the_json_schema_way() -> None:
                     shown_nullable += bool(sub.get("nullable") is True and verdict)
                     checked += 1
     assert checked >= 200 and shown_nullable >= 100, (checked, shown_nullable)
+
+
+def test_a_required_default_keeps_the_nulls_its_schema_requires() -> None:
+    """A required object the state holds nothing for gets a schema-valid default: a required field
+    whose schema allows null keeps a generated null (a tournament's ``winner_type``), and a field
+    that is optional or may not be null is left out rather than sent as null."""
+    tournament = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "winner_type"],
+        "properties": {
+            "id": {"type": "integer", "minimum": 1},
+            "winner_type": {"type": ["string", "null"], "enum": ["Player", "Team", None]},
+            "note": {"type": ["string", "null"]},
+        },
+    }
+    generated = {"id": 3, "winner_type": None, "note": None}
+    assert without_nulls(generated, tournament) == {"id": 3, "winner_type": None}
+    assert without_nulls(generated) == {"id": 3}  # without a schema: every null goes
+    for name in ("tournament", "serie", "league", "match"):  # whatever the generator draws
+        value = default_value(tournament, name)
+        assert jsonschema.Draft202012Validator(tournament).is_valid(value), (name, value)

@@ -85,6 +85,25 @@ def test_deep_reference_chains_are_truncated_below_the_depth_limit() -> None:
     assert node == {"type": "object", "x-truncated": True, "title": "L3"}
 
 
+def test_a_truncated_alternative_of_scalars_keeps_their_type() -> None:
+    """Pandascore's ``winner_id: OpponentID`` (``anyOf`` a player id, a team id, or null) cut at the
+    depth limit is an integer that may be null, not an object: seed values must fit the real schema."""
+    schemas = {
+        "Top": {"type": "object", "properties": {"t": ref("Tournament")}},
+        "Tournament": {"type": "object", "properties": {"winner_id": ref("OpponentID")}},
+        "OpponentID": {"anyOf": [{"anyOf": [ref("PlayerID"), ref("TeamID")]}, {"type": "null"}]},
+        "PlayerID": {"type": "integer", "minimum": 1},
+        "TeamID": {"type": "integer", "minimum": 1},
+        "Either": {"anyOf": [ref("PlayerID"), {"type": "string"}]},
+        "Holder": {"type": "object", "properties": {"e": ref("Either")}},
+    }
+    r = Resolver(_doc(schemas), "d.json", max_depth=2)
+    cut = r.schema(ref("Top"), ())["properties"]["t"]["properties"]["winner_id"]
+    assert cut == {"type": "integer", "x-truncated": True, "nullable": True, "title": "OpponentID"}
+    mixed = Resolver(_doc(schemas), "d.json", max_depth=1).schema(ref("Holder"), ())["properties"]["e"]
+    assert mixed["type"] == "object" and mixed["x-truncated"] and "nullable" not in mixed  # no one type
+
+
 def test_scalar_refs_are_inlined_even_below_the_depth_limit() -> None:
     schemas = {
         "A": {"type": "object", "properties": {"b": ref("B")}},

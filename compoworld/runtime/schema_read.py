@@ -85,15 +85,25 @@ def default_value(schema: dict[str, Any], name: str) -> Any:
     from compoworld.runtime.world import generate_value  # world -> ops -> shape: import when first needed
 
     seed = derive_seed(f"default:{name}")
-    return without_nulls(generate_value(schema, random.Random(seed), name))
+    return without_nulls(generate_value(schema, random.Random(seed), name), schema)
 
 
-def without_nulls(value: Any) -> Any:
-    """A generated value without the nulls the generator leaves where it stops descending."""
+def without_nulls(value: Any, schema: Any = None) -> Any:
+    """A generated value without the nulls the generator leaves where it stops descending; a field
+    the schema requires and lets be null keeps its null (a tournament's ``winner_type: null``)."""
     if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+        props, required = schema_props(schema) if isinstance(schema, dict) else ({}, [])
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = props.get(key)
+            if item is not None:
+                out[key] = without_nulls(item, sub)
+            elif key in required and isinstance(sub, dict) and schema_types(sub)[1]:
+                out[key] = None
+        return out
     if isinstance(value, list):
-        return [without_nulls(v) for v in value if v is not None]
+        items = schema.get("items") if isinstance(schema, dict) else None
+        return [without_nulls(v, items) for v in value if v is not None]
     return value
 
 

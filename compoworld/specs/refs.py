@@ -27,7 +27,7 @@ Why it is shaped like this:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -86,10 +86,35 @@ def _is_compound(schema: dict[str, Any]) -> bool:
     return any(k in schema for k in _COMPOUND_KEYS) or schema.get("type") in ("object", "array")
 
 
-def truncation_marker(ref: str, target: dict[str, Any]) -> dict[str, Any]:
-    """What a reference nested deeper than the depth limit is replaced by."""
+def branch_types(
+    schema: dict[str, Any], resolve: Callable[[Any], Any] = lambda node: node, depth: int = 0
+) -> set[str]:
+    """The JSON types a schema's own ``type`` or its anyOf/oneOf branches name (``null`` included),
+    ``resolve`` following a branch that is a ``$ref``."""
+    t = schema.get("type")
+    if isinstance(t, str):
+        return {t}
+    if isinstance(t, list):
+        return {x for x in t if isinstance(x, str)}
+    found: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key) or []:
+            sub = resolve(sub)
+            if isinstance(sub, dict) and depth < 4:
+                found |= branch_types(sub, resolve, depth + 1) or {"object"}
+    return found
+
+
+def truncation_marker(ref: str, target: dict[str, Any], types: set[str] | None = None) -> dict[str, Any]:
+    """What a reference nested deeper than the depth limit is replaced by: its type, or where its
+    alternatives (``types``) share one (an id ``anyOf`` integers or null), that type, nullable."""
     t = target.get("type")
-    out: dict[str, Any] = {"type": t if isinstance(t, str) else "object", "x-truncated": True}
+    types = types if types is not None and not isinstance(t, str) else branch_types(target)
+    kinds = types - {"null"}
+    kind = next(iter(kinds)) if len(kinds) == 1 else "object"
+    out: dict[str, Any] = {"type": kind, "x-truncated": True}
+    if "null" in types and not isinstance(t, str):
+        out["nullable"] = True
     name = ref_name(ref)
     if name:
         out["title"] = name
@@ -255,7 +280,7 @@ class Resolver:
         if depth >= self.max_depth:
             final = self._final(target)
             if isinstance(final, dict) and _is_compound(final):
-                return truncation_marker(ref, final)
+                return truncation_marker(ref, final, branch_types(final, self._final))
         comp = self._component(ref)
         if self._comp_size[comp] > EXACT_CYCLE_LIMIT and comp in self._comp_on_stack:
             self._low = min(self._low, self._comp_on_stack[comp])
