@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,23 +53,28 @@ def serve_and_list_imports(*names: str) -> tuple[set[str], dict[str, object]]:
     cmd = [sys.executable, "-X", "importtime", "-m", "compoworld.deploy.entrypoint", "serve", *names,
            "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
     env = os.environ | {"COMPOWORLD_LIBRARY": str(LIBRARY), "COMPOWORLD_ADMIN_TOKEN": "t"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}" + ("" if len(names) == 1 else f"/services/{names[0]}")
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, "the server exited"
-            assert time.monotonic() < deadline, "the server did not start in 120 s"
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        tool = next(t for t in httpx.get(f"{base}/tools").json() if t["x-kind"] == "read")
-        result = httpx.post(f"{base}/tools/{tool['function']['name']}", json={}, timeout=30).json()
-    finally:
-        proc.terminate()
-        _, stderr = proc.communicate(timeout=30)
+    # the import list goes to a file: a pipe nobody reads while the server starts fills at 64 KiB and
+    # blocks the server (a serving process that imports too much then hangs instead of failing here)
+    with tempfile.TemporaryFile(mode="w+") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
+        base = f"http://127.0.0.1:{port}" + ("" if len(names) == 1 else f"/services/{names[0]}")
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                assert proc.poll() is None, "the server exited"
+                assert time.monotonic() < deadline, "the server did not start in 120 s"
+                try:
+                    if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.2)
+            tool = next(t for t in httpx.get(f"{base}/tools").json() if t["x-kind"] == "read")
+            result = httpx.post(f"{base}/tools/{tool['function']['name']}", json={}, timeout=30).json()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+            log.seek(0)
+            stderr = log.read()
     modules = {m.group(1).split(".")[0] for m in re.finditer(r"^import time:.*\|\s*(\S+)$", stderr, re.M)}
     return modules, result
 

@@ -28,8 +28,8 @@ from compoworld.runtime.ops import (
 )
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
+from compoworld.schema_types import json_type
 from compoworld.seeding import seeded_rng
-from compoworld.specs.shapes import json_type
 
 __all__ = ["member_value", "op_action", "request_body"]
 

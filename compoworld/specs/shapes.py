@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compoworld.schema_types import json_type
 from compoworld.specs.errors import SpecError
 from compoworld.specs.refs import Resolver, ref_name
 
@@ -245,23 +246,3 @@ def named_entity(resolver: Resolver, raw: Any, wrapper: Wrapper | None) -> str |
     if isinstance(target, dict) and target.get("type") == "array" and "items" in target:
         return _name_or_items(resolver, target["items"]) or name
     return name
-
-
-def json_type(schema: dict[str, Any]) -> str | None:
-    """The first non-null JSON type a schema names (``["string", "null"]`` -> ``string``).
-
-    Stricter than :func:`primary_type`: it reads ``allOf`` too but never guesses from
-    ``items``, ``const`` or ``default``, which is what synthesis wants for column types.
-    """
-    raw = schema.get("type")
-    if isinstance(raw, list):
-        raw = next((t for t in raw if t != "null"), None)
-    if isinstance(raw, str):
-        return raw
-    for key in ("anyOf", "oneOf", "allOf"):
-        for sub in schema.get(key) or []:
-            if isinstance(sub, dict) and json_type(sub) is not None:
-                return json_type(sub)
-    if "properties" in schema:
-        return "object"
-    return None
