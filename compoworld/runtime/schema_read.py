@@ -10,6 +10,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from compoworld.schema_types import schema_types
 from compoworld.seeding import derive_seed
 
 __all__ = ["constant_of", "default_value", "match_key", "schema_props", "schema_types", "without_nulls"]
@@ -19,29 +20,6 @@ _TRUE_FLAGS = frozenset({"success", "ok", "deleted", "done", "result", "succeede
 
 def match_key(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
-
-
-def schema_types(schema: dict[str, Any]) -> tuple[set[str], bool]:
-    """The JSON types a schema names (through anyOf/oneOf), and whether it explicitly allows null."""
-    raw = schema.get("type")
-    types = (
-        {raw}
-        if isinstance(raw, str)
-        else {t for t in raw if isinstance(t, str)}
-        if isinstance(raw, list)
-        else set()
-    )
-    nullable = "null" in types or schema.get("nullable") is True
-    if isinstance(schema.get("enum"), list) and None in schema["enum"]:
-        nullable = True
-    for key in ("anyOf", "oneOf"):
-        for sub in schema.get(key) or []:
-            if isinstance(sub, dict):
-                sub_types, sub_null = schema_types(sub)
-                types |= sub_types
-                nullable = nullable or sub_null
-    types.discard("null")
-    return types, nullable
 
 
 def schema_props(schema: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:

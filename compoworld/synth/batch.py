@@ -8,10 +8,10 @@
 
 Workers are recycled after ``recycle`` units, or as soon as one has grown past ``recycle_rss_mb``,
 and clear FastAPI's per-handler caches after each, so memory stays bounded however many services
-are built. Folders the build drops are renamed into ``.build/trash`` before they are deleted. The parent is the only writer of the
-library: it appends each outcome to ``.build/journal.jsonl`` as it happens, so a run killed at any
-point continues where it stopped, and the library it finishes with is the same, byte for byte,
-as an uninterrupted run's (``.build/`` holds the build's own state, never part of the library).
+are built. Folders the build drops are renamed into ``.build/trash`` before they are deleted. The
+parent is the only writer of the library: it appends each outcome to ``.build/journal.jsonl`` as
+it happens, so a run killed at any point continues where it stopped, and the library it finishes
+with is the same, byte for byte, as an uninterrupted run's (``.build/`` holds the build's own state, never part of the library).
 """
 
 from __future__ import annotations

@@ -257,17 +257,21 @@ def build_work_folder(
     return result
 
 
-def discard_folder(folder: Path) -> None:
-    """Remove a library folder so that no kill leaves half of it in place: it is renamed into the
-    build's trash first (one step), then deleted there. A half-deleted folder that still held its
-    ``build.json`` would pass for up to date on the next run."""
-    if not folder.exists():
-        return
+def _into_trash(folder: Path) -> Path:
+    """Move a library folder into the build's trash in one rename; where it now lies."""
     trash = folder.parent / STATE_DIR / "trash" / f"{folder.name}.{os.getpid()}"
     trash.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(trash, ignore_errors=True)
     os.rename(folder, trash)
-    shutil.rmtree(trash, ignore_errors=True)
+    return trash
+
+
+def discard_folder(folder: Path) -> None:
+    """Remove a library folder so that no kill leaves half of it in place: it is renamed into the
+    build's trash first (one step), then deleted there. A half-deleted folder that still held its
+    ``build.json`` would pass for up to date on the next run."""
+    if folder.exists():
+        shutil.rmtree(_into_trash(folder), ignore_errors=True)
 
 
 def commit_folder(work: Path, final: Path) -> None:
@@ -276,13 +280,10 @@ def commit_folder(work: Path, final: Path) -> None:
     A crash between the two renames leaves no folder at all, which the next build redoes;
     it never leaves a mixture of two builds.
     """
-    trash = final.parent / STATE_DIR / "trash" / f"{final.name}.{os.getpid()}"
-    if final.exists():
-        trash.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(trash, ignore_errors=True)
-        os.rename(final, trash)
+    trash = _into_trash(final) if final.exists() else None
     os.rename(work, final)
-    shutil.rmtree(trash, ignore_errors=True)
+    if trash is not None:
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def release_caches() -> None:

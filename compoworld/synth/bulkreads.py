@@ -13,14 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from compoworld.manifest import ActionDef, ToolDef
-from compoworld.specs.shapes import json_type
+from compoworld.schema_types import json_type, schema_types
 
 __all__ = ["bind_bulk_reads"]
 
 
 def _key_types(schema: Any) -> set[str]:
-    kinds = schema.get("type") if isinstance(schema, dict) else None
-    return set(kinds) if isinstance(kinds, list) else {kinds} if isinstance(kinds, str) else set()
+    return schema_types(schema)[0] if isinstance(schema, dict) else set()
 
 
 def _one_row_read(batch: ToolDef, tools: list[ToolDef]) -> ToolDef | None:

@@ -294,12 +294,14 @@ class World:
             found = self.derived[key] = frozenset(s for s in self.runtimes if self.domain(s) in domains)
         return found
 
-    def sinks(self) -> list[Table]:
+    def sinks(self) -> tuple[Table, ...]:
         """Tables an implemented create tool adds rows to (found once: the tables never change)."""
         found = self.derived.get(("sinks", "", ""))
         if found is None:
-            found = self.derived[("sinks", "", "")] = [t for t in self.tables.values() if t.creator is not None]
-        return list(found)
+            found = self.derived[("sinks", "", "")] = tuple(
+                t for t in self.tables.values() if t.creator is not None
+            )
+        return found
 
     def table(self, service: str, table: str) -> Table | None:
         return self.tables.get((service, table))
