@@ -20,7 +20,7 @@ from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.action_args import arg_columns, column_named, destination_arg, parent_columns, text_arg
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key
-from compoworld.synth.paths import parse_path
+from compoworld.synth.paths import parse_path, sub_record_of
 from compoworld.synth.readside import READ_REASON, bind_lookup, row_param_target
 from compoworld.synth.resources import entity_name_for, path_param
 from compoworld.synth.schemas import merged_properties, unwrap
@@ -377,16 +377,13 @@ def _member(tool: ToolSpec, target: Target, entity: EntityDef) -> ColumnDef | No
     """The JSON column of the addressed row that a write's last path literal names and its body
     fits (``PUT /employees/{employeeId}/emergencyContacts`` -> ``employee.emergencyContacts``): the
     operation writes that part of the row, which the row's read returns."""
-    if (tool.method or "").upper() not in ("PUT", "PATCH", "POST") or target.pk_param is None:
+    sub = sub_record_of(tool.method, tool.path)
+    if sub is None or target.pk_param is None:
         return None
-    segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
-    if len(segments) < 2 or "{" in segments[-1] or not segments[-2].startswith("{"):
-        return None
-    param = path_param(tool, segments[-2][1:-1])
+    param = path_param(tool, sub[0])
     if param is None or param.name != target.pk_param:
         return None
-    key = match_key(segments[-1])
-    names = {key, key[:-1] if key.endswith("s") else key + "s"}
+    names = sub[1]
     column = next(
         (c for c in entity.columns if c.type == "json" and match_key(c.source_name or c.name) in names), None
     )

@@ -14,6 +14,7 @@ from compoworld.specs.model import ServiceSpec
 from compoworld.specs.shapes import json_type
 from compoworld.synth.drafts import EntityDraft, finalize_entities
 from compoworld.synth.naming import match_key
+from compoworld.synth.paths import sub_record_of
 from compoworld.synth.resources import Target, rest_entities
 from compoworld.synth.rpcpaths import read_by_name, rpc_tools, scope_by_key_args, scope_by_path
 from compoworld.synth.toolnames import tool_entities
@@ -47,13 +48,10 @@ def _keep_sub_records(spec: ServiceSpec, drafts: list[EntityDraft], targets: dic
         target = targets.get(tool.name)
         if target is None or target.pk_param is None or target.entity not in by_name:
             continue
-        segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
-        if (tool.method or "").upper() not in ("PUT", "PATCH", "POST") or len(segments) < 2:
+        sub = sub_record_of(tool.method, tool.path)
+        if sub is None:
             continue
-        if "{" in segments[-1] or not segments[-2].startswith("{"):
-            continue
-        key = match_key(segments[-1])
-        names = {key, key[:-1] if key.endswith("s") else key + "s"}
+        names = sub[1]
         draft = by_name[target.entity or ""]
         draft.filtered |= {
             name

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from compoworld.specs.words import entity_name, split_words
-from compoworld.synth.naming import snake
+from compoworld.synth.naming import match_key, snake
 
-__all__ = ["ACTION_VERBS", "NON_RESOURCES", "PathShape", "is_plural", "parse_path"]
+__all__ = ["ACTION_VERBS", "NON_RESOURCES", "PathShape", "is_plural", "parse_path", "sub_record_of"]
 
 #: A trailing literal containing one of these words is an operation, not a collection.
 ACTION_VERBS: frozenset[str] = frozenset(
@@ -248,3 +248,16 @@ def parse_path(path: str) -> PathShape:
             )
         return PathShape(kind="action", action=custom)
     return _base_shape(segments)
+
+
+def sub_record_of(method: str | None, path: str | None) -> tuple[str, set[str]] | None:
+    """A write of a row's own sub-record (``PUT /employees/{employeeId}/emergencyContacts``): the
+    parameter that names the row, and the match keys the last literal names (singular and plural);
+    None for any other path or method."""
+    if (method or "").upper() not in ("PUT", "PATCH", "POST"):
+        return None
+    segments = [s for s in (path or "").split("?")[0].strip("/").split("/") if s]
+    if len(segments) < 2 or "{" in segments[-1] or not segments[-2].startswith("{"):
+        return None
+    key = match_key(segments[-1])
+    return segments[-2][1:-1], {key, key[:-1] if key.endswith("s") else key + "s"}
