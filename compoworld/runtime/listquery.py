@@ -97,7 +97,7 @@ def sort_terms(entity: EntityDef, text: str) -> list[tuple[ColumnDef | None, boo
     return out or None
 
 
-def _direction(value: Any) -> bool:
+def direction(value: Any) -> bool:
     """Whether an order argument asks for descending order."""
     if isinstance(value, bool):
         return value
@@ -235,7 +235,7 @@ class ListQuery:
         desc: bool | None = None
         if listing.order_arg and listing.order_arg in given:
             try:
-                desc = _direction(given[listing.order_arg])
+                desc = direction(given[listing.order_arg])
             except ValueError as exc:
                 arg = listing.order_arg
                 raise ArgumentError(arg, f"argument '{arg}' must be asc or desc, got {given[arg]!r}") from exc

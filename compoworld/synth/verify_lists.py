@@ -14,13 +14,14 @@ routes) with the rows of the typed state that should match, computed here from t
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from compoworld.manifest import EntityDef, ListBinding, ListFilter, ToolDef
-from compoworld.runtime.listquery import sort_terms
+from compoworld.runtime.listquery import direction, sort_terms
 from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
@@ -175,7 +176,7 @@ class _ListCheck:
             texts = {_text(v) for v in chosen}
             wanted = [r for r in self.rows if _text(r.get(flt.column)) in texts]
         elif flt.op in ("gt", "gte", "lt", "lte"):
-            value = values[len(values) // 2]
+            value = _bound(schema, values[len(values) // 2])
             candidate = as_arg(schema, value)
             wanted = [r for r in self.rows if _holds(flt.op, r.get(flt.column), value)]
         elif flt.op == "ops":  # ``created[gte]=...``: the rows on the bound's side
@@ -243,6 +244,49 @@ class _ListCheck:
                 raise CheckFailure(f"{arg}={value!r} did not order the rows by {column.name}")
         return True
 
+    async def ordered(self, arg: str) -> bool:
+        """The order argument turns the page: with the sort field (or alone, by key) one value of it
+        answers the rows ascending, the other descending."""
+        listing, schema = self.tool.listing or ListBinding(), self.props.get(arg) or {}
+        directions: dict[bool, Any] = {}
+        for value in schema.get("enum") or ["asc", "desc"]:
+            with contextlib.suppress(ValueError):
+                directions.setdefault(direction(value), value)
+        if len(directions) < 2 or len(self.rows) > self.window():
+            return False
+        extra: dict[str, Any] = {}
+        column = self.entity.column(self.entity.pk)
+        if listing.sort_arg:
+            sort_schema = self.props.get(listing.sort_arg) or {}
+            named = [(c.source_name or c.name, c) for c in self.entity.columns]
+            if sort_schema.get("enum"):  # a spelling of the enum that names one field, no direction
+                terms = [(v, sort_terms(self.entity, str(v)) or []) for v in sort_schema["enum"]]
+                named = [(v, t[0][0]) for v, t in terms if len(t) == 1 and t[0][0] is not None and t[0][1] is None]
+            spelled, column = next(
+                (
+                    (v, c)
+                    for v, c in named
+                    if c.type in ("string", "integer", "number") and len(set(map(_text, self.values(c.name)))) > 1
+                ),
+                (None, None),
+            )
+            if column is None:
+                return False
+            extra[listing.sort_arg] = as_arg(sort_schema, spelled)
+        if column is None:
+            return False
+        for desc in (False, True):
+            args = {**extra, arg: as_arg(schema, directions[desc])}
+            if not self._ok({**self.base, **args}):
+                return False
+            got, _ = await self.page(args)
+            seen = [r.get(column.name) for r in got if r.get(column.name) is not None]
+            if desc and seen != sorted(seen, key=_order_key, reverse=True):
+                raise CheckFailure(f"{arg}={directions[desc]!r} did not order the rows by {column.name} descending")
+            if not desc and extra and seen != sorted(seen, key=_order_key):
+                raise CheckFailure(f"{arg}={directions[desc]!r} did not order the rows by {column.name} ascending")
+        return True
+
     async def paged(self) -> bool:
         """A page of one row, then the next one by offset, page number or cursor: the second row."""
         tool, listing = self.tool, self.tool.listing or ListBinding()
@@ -280,6 +324,14 @@ class _ListCheck:
                     raise CheckFailure(f"refused parameter '{arg}' was not refused by name: {out}")
                 return True
         return False
+
+
+def _bound(schema: dict[str, Any], value: Any) -> Any:
+    """A stored value as a range bound in the argument's own format: a timestamp column bounded by
+    a ``format: date`` argument (Postmark's ``fromdate``) takes the timestamp's day."""
+    if schema.get("format") == "date" and isinstance(value, str) and len(value) > 10 and value[4:5] == "-":
+        return value[:10]
+    return value
 
 
 def _order_key(value: Any) -> tuple[int, Any]:
@@ -344,8 +396,11 @@ async def check_listing(ck: Checker, tool: ToolDef, base: dict[str, Any], checks
     if tool.search_arg and tool.search_arg not in scoped:
         tally.declared += 1
         tally.verified += await check.searched(tool.search_arg)
-    counted = {listing.order_arg, listing.before_arg} - {None}
-    tally.declared += len(counted - scoped)
+    if listing.order_arg and listing.order_arg not in scoped:
+        tally.declared += 1
+        tally.verified += await check.ordered(listing.order_arg)
+    if listing.before_arg and listing.before_arg not in scoped:
+        tally.declared += 1
     tally.untested = tally.declared - tally.verified - tally.refused
     checks.append(
         f"list parameters: {tally.verified} verified, {tally.refused} refused, {tally.untested} untested"
