@@ -225,7 +225,13 @@ def _staff_doc() -> dict[str, Any]:
                     "parameters": [emp],
                     "requestBody": body({"$ref": "#/components/schemas/StateTax"}),
                     "responses": ok(None),
-                }
+                },
+                "patch": {
+                    "operationId": "Update state tax",
+                    "parameters": [emp],
+                    "requestBody": body({"$ref": "#/components/schemas/StateTax"}),
+                    "responses": ok(None),
+                },
             },
             f"{item}/earnings": {
                 "get": {
@@ -294,6 +300,19 @@ def test_an_added_contact_is_one_more_item_and_a_put_record_replaces_the_old(sta
     assert rows(staff, None, "employee", id=row["id"])[0]["emergencyContacts"] == row["emergencyContacts"]
     missing = call(staff, "s1", "Add_or_update_emergency_contacts", {"employeeId": 999_999_999, **contact})
     assert not missing["success"] and missing["error"]["code"] == "not_found"
+
+
+def test_a_patch_of_a_sub_record_merges_into_it_and_a_put_replaces_it(staff: ServiceRuntime) -> None:
+    tool = next(t for t in staff.manifest.tools if t.name == "Update_state_tax")
+    assert tool.backend == "action" and tool.action is not None and tool.action.member == "stateTax", tool
+    emp = rows(staff, None, "employee")[1]["id"]
+    put = {"employeeId": emp, "filingStatus": "single", "exemptions": 1}
+    assert call(staff, "s2", "Add_or_update_state_tax", put)["success"]
+    assert call(staff, "s2", "Update_state_tax", {"employeeId": emp, "exemptions": 3})["success"]
+    read = call(staff, "s2", "getEmployee", {"employeeId": emp})["data"]
+    assert read["stateTax"] == {"filingStatus": "single", "exemptions": 3}  # the field kept, one changed
+    assert call(staff, "s2", "Add_or_update_state_tax", {"employeeId": emp, "exemptions": 0})["success"]
+    assert call(staff, "s2", "getEmployee", {"employeeId": emp})["data"]["stateTax"] == {"exemptions": 0}
 
 
 def test_add_or_update_inserts_a_new_key_and_updates_an_existing_one(staff: ServiceRuntime) -> None:
