@@ -1,6 +1,6 @@
 """Orchestrator replicas behind one Redis (issue 13), each figure side by side with its baseline.
 
-    .venv/bin/python bench/bench_orchestrator_replicas.py [--n 400] [--episodes 300]
+    .venv/bin/python bench/bench_orchestrator_replicas.py [--n 400] [--episodes 300] [--gold-from F]
 
   tool call through a replica (each step to a random one of three, episodes in Redis)
       / the same call straight to the service                                   (target <= 1.5x)
@@ -9,12 +9,19 @@
 
 Real processes on loopback (``tests/replica_mesh.py``): one service pack, three orchestrator
 replicas sharing a ``redis-server`` (Debian's package), and a solo orchestrator for the replay.
+
+The timed episodes run a one-call CRM task (``tests/orchestrator_fixture.task_create``, ~1 KB of
+JSON). A generated task carries its gold calls with their results (~200 KB at the median on the
+starter library); ``--gold-from tasks.jsonl`` gives the timed task the gold calls of the first
+task in that file (``compoworld tasks generate --n 1 --out tasks.jsonl --no-paraphrase``), so the
+record an episode keeps is the size a real one is.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import statistics
@@ -73,8 +80,22 @@ class CpuMeter:
         }
 
 
+def timed_task(gold_from: Path | None) -> dict[str, object]:
+    """The task the timed episodes run: the one-call CRM task, with a generated task's gold calls."""
+    task = task_create().model_dump(mode="json")
+    if gold_from is not None:
+        first = json.loads(gold_from.read_text().splitlines()[0])
+        task["gold_calls"] = first["gold_calls"]
+    return task
+
+
 async def tool_call(
-    m: Mesh, http: httpx.AsyncClient, n: int, progress: Progress, redis_pid: int | None = None
+    m: Mesh,
+    http: httpx.AsyncClient,
+    n: int,
+    progress: Progress,
+    redis_pid: int | None = None,
+    task: dict[str, object] | None = None,
 ) -> tuple[float, float, float, dict[str, float | None]]:
     """p50 seconds of (step through a random replica, step through the solo orchestrator, direct
     service call), sent in turn so load changes hit all three alike, and the CPU milliseconds per
@@ -83,7 +104,7 @@ async def tool_call(
     A fresh episode every ``PER_EPISODE`` calls: episodes run at most 30 turns by default.
     """
     rng = random.Random(5)
-    body = {"task": task_create().model_dump(mode="json"), "max_steps": PER_EPISODE + 1}
+    body = {"task": task or task_create().model_dump(mode="json"), "max_steps": PER_EPISODE + 1}
     args = {"id": "con_000003"}
     step = {"tool_calls": [{"id": "c1", "name": "crm__getContact", "arguments": args}]}
     direct = f"{m.services}/services/crm/tools/getContact"
@@ -170,14 +191,16 @@ async def concurrent(m: Mesh, http: httpx.AsyncClient, episodes: int, progress: 
     }
 
 
-async def main_async(n: int, episodes: int) -> int:
+async def main_async(n: int, episodes: int, gold_from: Path | None = None) -> int:
     console = Console()
+    task = timed_task(gold_from)
+    console.print(f"timed task: {len(json.dumps(task)) / 1024:.1f} KB of JSON")
     with tempfile.TemporaryDirectory() as tmp, running_redis(Path(tmp)) as redis_url:
         limits = httpx.Limits(max_connections=4 * episodes + 16, max_keepalive_connections=64)
         with Progress(console=console, transient=True) as progress:
             progress.add_task("starting the mesh (5 processes)", total=None)
             async with mesh(Path(tmp), redis_url) as m, httpx.AsyncClient(limits=limits, timeout=180) as http:
-                via, alone, direct, cpu = await tool_call(m, http, n, progress, redis_pid(redis_url))
+                via, alone, direct, cpu = await tool_call(m, http, n, progress, redis_pid(redis_url), task)
                 console.print(
                     f"tool call p50: {via * 1e3:.2f} ms through a replica, {alone * 1e3:.2f} ms through "
                     f"the solo orchestrator, {direct * 1e3:.2f} ms direct"
@@ -242,8 +265,11 @@ def main() -> int:
     )
     parser.add_argument("--n", type=int, default=400, help="Tool calls timed per side.")
     parser.add_argument("--episodes", type=int, default=300, help="Concurrent episodes (a multiple of 4).")
+    parser.add_argument(
+        "--gold-from", type=Path, default=None, help="A tasks JSONL whose first task's gold calls the timed task carries."
+    )
     ns = parser.parse_args()
-    return asyncio.run(main_async(ns.n, ns.episodes))
+    return asyncio.run(main_async(ns.n, ns.episodes, ns.gold_from))
 
 
 if __name__ == "__main__":

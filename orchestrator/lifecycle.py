@@ -38,6 +38,8 @@ __all__ = [
     "OutcomeLedger",
     "record_from_json",
     "record_to_json",
+    "task_from_json",
+    "task_to_json",
 ]
 
 
@@ -184,25 +186,49 @@ class EpisodeRecord:
 _RECORD = TypeAdapter(EpisodeRecord)
 
 
-def record_to_json(rec: EpisodeRecord, *, with_messages: bool = True) -> bytes:
-    """The record as JSON; a store that keeps the step log apart leaves the messages out."""
-    return _RECORD.dump_json(rec, exclude=None if with_messages else {"messages"})
+_TASK = TypeAdapter(Task)
 
 
-def record_from_json(raw: bytes | str, messages: list[dict[str, Any]] | None = None) -> EpisodeRecord:
-    """A record from ``record_to_json``; ``messages`` given replace the stored ones (a separate log).
+def record_to_json(rec: EpisodeRecord, *, with_messages: bool = True, with_task: bool = True) -> bytes:
+    """The record as JSON; a store that keeps the step log apart leaves the messages out, and one
+    that keeps the task apart (it never changes after the open) leaves the task out."""
+    exclude = ({"messages"} if not with_messages else set()) | ({"task"} if not with_task else set())
+    return _RECORD.dump_json(rec, exclude=exclude or None)
 
-    Given messages are taken as they are (decoded JSON of the store's own log), not validated
-    again: a replica reads the record on every turn, and the log only grows.
+
+def task_to_json(task: Task) -> bytes:
+    """The task as its record holds it (what ``record_to_json`` leaves out with ``with_task=False``)."""
+    return _TASK.dump_json(task)
+
+
+def task_from_json(raw: bytes | str) -> Task:
+    return _TASK.validate_json(raw)
+
+
+def record_from_json(
+    raw: bytes | str, messages: list[dict[str, Any]] | None = None, task: Task | None = None
+) -> EpisodeRecord:
+    """A record from ``record_to_json``; ``messages`` given replace the stored ones (a separate log),
+    and ``task`` given is the record's task where the JSON leaves it out.
+
+    Given messages and task are taken as they are (the store's own log and a task it decoded
+    once), not validated again: a replica reads the record on every turn, the log only grows and
+    the task never changes. A generated task carries its gold calls' results (~200 KB), so
+    reading it again each turn would cost more than the turn.
     """
-    if messages is None:
+    if messages is None and task is None:
         return _RECORD.validate_json(raw)
     text = raw.encode() if isinstance(raw, str) else raw
-    if text.endswith(b"}") and b'"messages":' not in text:  # parsed once, by pydantic, not json + pydantic
+    if task is None and text.endswith(b"}") and b'"messages":' not in text:  # one parse, by pydantic
         rec = _RECORD.validate_json(text[:-1] + b',"messages":[]}')
     else:
         data = json.loads(text)
         data["messages"] = []
+        if "task" not in data:
+            if task is None:
+                raise ValueError("the record's JSON holds no task and none was given")
+            data["task"] = task
         rec = _RECORD.validate_python(data)
-    rec.messages = messages
+    if messages is not None:
+        rec.messages = messages
     return rec

@@ -4,6 +4,8 @@ Several orchestrator replicas behind one Redis; any replica serves any request o
 Keys (prefix ``p``, default ``cw``)::
 
     p:ep:{id}     hash: v = the record's version, r = the record as JSON without its messages
+                  and its task, t = the task as JSON (written once, at the open), g = the tag of
+                  that task (a fresh one each time an id is opened)
     p:log:{id}    list: the step log (messages), appended turn by turn
     p:live        zset id -> last activity (wall clock) of live episodes
     p:done        zset id -> last activity of terminal ones, until they are forgotten
@@ -18,6 +20,11 @@ The step log only grows (``RPUSH``), so a replica keeps the decoded log of the e
 served lately (bounded, least recently used first out) and a read fetches the record and only
 the messages past the ones it holds, in one script: a turn's cost does not grow with the
 episode. A log shorter than the cached one (deleted, then reused) is read whole.
+
+The task never changes after the open, and a generated one carries its gold calls' results
+(~200 KB of JSON, against ~1 KB for the rest of the record), so it is written once and a replica
+keeps the tasks it decoded lately by their tag: a read sends the tag it holds and gets the task
+only when the stored tag differs (an episode it has not served, or an id opened again).
 
 A turn costs two round trips: taking the lock reads the record in the same script
 (``SET NX PX`` with a token, then the record and the log tail), and the turn's last write is
@@ -44,7 +51,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from orchestrator.errors import EpisodeBusy, EpisodeConflict
-from orchestrator.lifecycle import EpisodeRecord, record_from_json, record_to_json
+from orchestrator.lifecycle import EpisodeRecord, record_from_json, record_to_json, task_from_json, task_to_json
+from orchestrator.models import Task
 from orchestrator.redislane import Script as _Script
 from orchestrator.redislane import ScriptLane
 from orchestrator.store import store_errors
@@ -54,40 +62,49 @@ __all__ = ["LOG_CACHE", "RedisEpisodeStore"]
 log = logging.getLogger(__name__)
 
 
-# The record and the log tail, as one string (one bulk reply, nothing nested to parse):
-# "<log length>\n<record JSON>\n[<message>,<message>...]". Neither the length nor the record's
-# JSON holds a newline; the tail is the log's own JSON texts made one JSON array.
+# The record, its task where the reader lacks it, and the log tail, as one string (one bulk
+# reply, nothing nested to parse): "<log length>\n<record JSON>\n<task tag>\n<task JSON or
+# nothing>\n[<message>,<message>...]". None of the length, the JSON texts or the tag holds a
+# newline; the tail is the log's own JSON texts made one JSON array. A record written before
+# tasks were kept apart has no tag, and its task is inside the record.
 _READ = """
-local function read(ep, log_, held)
+local function read(ep, log_, held, tag)
   local raw = redis.call('HGET', ep, 'r')
   if not raw then return '' end
+  local stored = redis.call('HGET', ep, 'g') or ''
+  local task = ''
+  if stored ~= tag then task = redis.call('HGET', ep, 't') or '' end
   local n = redis.call('LLEN', log_)
   if n < held then held = 0 end
-  return n .. '\\n' .. raw .. '\\n[' .. table.concat(redis.call('LRANGE', log_, held, -1), ',') .. ']'
+  return n .. '\\n' .. raw .. '\\n' .. stored .. '\\n' .. task .. '\\n['
+    .. table.concat(redis.call('LRANGE', log_, held, -1), ',') .. ']'
 end
 """
 
-# KEYS: ep, log.  ARGV: messages the reader holds.  -> the read ("" when there is no record)
-_GET = _READ + "return read(KEYS[1], KEYS[2], tonumber(ARGV[1]))\n"
+# KEYS: ep, log.  ARGV: messages the reader holds, the task tag it holds.
+#   -> the read ("" when there is no record)
+_GET = _READ + "return read(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2])\n"
 
-# KEYS: lock, ep, log.  ARGV: token, lease ms, messages the reader holds.
+# KEYS: lock, ep, log.  ARGV: token, lease ms, messages the reader holds, the task tag it holds.
 #   -> "0" (held by another) or "1" followed by the read ("1" alone: no record)
 _LOCK_GET = _READ + (
     "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return '0' end\n"
-    "return '1' .. read(KEYS[2], KEYS[3], tonumber(ARGV[3]))\n"
+    "return '1' .. read(KEYS[2], KEYS[3], tonumber(ARGV[3]), ARGV[4])\n"
 )
 
 # A write (the version check, the record, new messages, the live/done index), then the lock's
 # release if it still holds ``token`` (a write outside a turn sends "", which no lock holds).
 # KEYS: ep, log, live, done, lock.  ARGV: token, expected version, record JSON, terminal (0/1),
-# score, messages...  -> "<put ok> <version now> <released>"
+# score, task tag ("": the task is not sent), task JSON, messages...
+#   -> "<put ok> <version now> <released>"
 _PUT_RELEASE = """
 local ok, version = 1, tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if version ~= tonumber(ARGV[2]) then
   ok = 0
 else
   redis.call('HSET', KEYS[1], 'v', version + 1, 'r', ARGV[3])
-  if #ARGV > 5 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 6)) end
+  if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'g', ARGV[6], 't', ARGV[7]) end
+  if #ARGV > 7 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 8)) end
   local id = string.match(KEYS[1], ':ep:(.*)$')
   if ARGV[4] == '1' then
     redis.call('ZREM', KEYS[3], id)
@@ -162,6 +179,8 @@ class RedisEpisodeStore:
         self._renew_script = client.register_script(_RENEW)
         self._turns: dict[str, _Turn] = {}
         self._logs: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        #: the task of each episode served lately, by id: (its tag, the task)
+        self._tasks: OrderedDict[str, tuple[str, Task]] = OrderedDict()
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisEpisodeStore:
@@ -194,24 +213,40 @@ class RedisEpisodeStore:
                 rec, turn.read = turn.read, None
                 return rec
             await self._flush(turn)
-        held = self._logs.get(episode_id, [])
+        held, task = self._logs.get(episode_id, []), self._tasks.get(episode_id)
         with store_errors():
             read = await self.lane(
-                self._get, [self._key("ep", episode_id), self._key("log", episode_id)], [len(held)]
+                self._get,
+                [self._key("ep", episode_id), self._key("log", episode_id)],
+                [len(held), task[0] if task else ""],
             )
-        return self._decode(episode_id, held, read)
+        return self._decode(episode_id, held, read, task)
 
-    def _decode(self, episode_id: str, held: list[dict[str, Any]], read: bytes) -> EpisodeRecord | None:
-        """The record from a ``_READ`` answer (empty: none), its log completed from ``held``."""
+    def _decode(
+        self, episode_id: str, held: list[dict[str, Any]], read: bytes, held_task: tuple[str, Task] | None
+    ) -> EpisodeRecord | None:
+        """The record from a ``_READ`` answer (empty: none), its log completed from ``held`` and its
+        task from the answer or, where the answer leaves it out, ``held_task`` (whose tag the read sent)."""
         if not read:
             self._logs.pop(episode_id, None)
+            self._tasks.pop(episode_id, None)
             return None
-        length, raw, new = read.split(b"\n", 2)
+        length, raw, tag, task_json, new = read.split(b"\n", 4)
         tail: list[dict[str, Any]] = json.loads(new)
         start = int(length) - len(tail)  # len(held), or 0 when the log was read whole
         log_ = [*held[:start], *tail]
         self._remember(episode_id, log_)
-        rec = record_from_json(raw, list(log_))
+        task = None
+        if tag:  # the task is kept apart: sent now, or the one held under this tag
+            if task_json:
+                task = task_from_json(task_json)
+                self._hold_task(episode_id, tag.decode(), task)
+            elif held_task is not None and held_task[0] == tag.decode():
+                task = held_task[1]
+                self._hold_task(episode_id, *held_task)
+            else:  # the script leaves the task out only for the tag the read sent
+                raise EpisodeConflict(f"episode {episode_id[:8]}: its task could not be matched; retry")
+        rec = record_from_json(raw, list(log_), task=task)
         rec.logged = len(rec.messages)
         return rec
 
@@ -220,6 +255,12 @@ class RedisEpisodeStore:
         self._logs.move_to_end(episode_id)
         while len(self._logs) > LOG_CACHE:
             self._logs.popitem(last=False)
+
+    def _hold_task(self, episode_id: str, tag: str, task: Task) -> None:
+        self._tasks[episode_id] = (tag, task)
+        self._tasks.move_to_end(episode_id)
+        while len(self._tasks) > LOG_CACHE:
+            self._tasks.popitem(last=False)
 
     async def put(self, record: EpisodeRecord) -> None:
         turn = self._turn(record.id)
@@ -245,11 +286,17 @@ class RedisEpisodeStore:
         new = [json.dumps(m, ensure_ascii=False, default=str) for m in record.messages[record.logged :]]
         expected, logged = record.version, record.logged
         record.version += 1
+        held = self._tasks.get(record.id)
+        # the open (or an id opened again) sends the task under a fresh tag; later writes leave it
+        first = expected == 0 or held is None or held[1] is not record.task
+        tag = uuid.uuid4().hex if first else ""
         args = [
             expected,
-            record_to_json(record, with_messages=False),
+            record_to_json(record, with_messages=False, with_task=False),
             int(record.terminal),
             record.last_active,
+            tag,
+            task_to_json(record.task) if first else "",
         ]
         record.logged = len(record.messages)
         return _Write(record, expected, logged, args, new)
@@ -262,6 +309,9 @@ class RedisEpisodeStore:
                 f"episode changed on another replica (version {stored}, this turn started at {write.expected}); retry"
             )
         self._remember(record.id, list(record.messages[: record.logged]))
+        tag = write.args[4]
+        if tag:
+            self._hold_task(record.id, tag, record.task)
 
     async def _flush(self, turn: _Turn) -> None:
         """Send the turn's held write now (a read or another write in the same turn comes next)."""
@@ -280,6 +330,7 @@ class RedisEpisodeStore:
         with store_errors():
             rec = await self.get(episode_id)
             self._logs.pop(episode_id, None)
+            self._tasks.pop(episode_id, None)
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.delete(self._key("ep", episode_id), self._key("log", episode_id))
                 pipe.zrem(self._key("live"), episode_id)
@@ -350,11 +401,15 @@ class RedisEpisodeStore:
         keys = [self._key("lock", episode_id), self._key("ep", episode_id), self._key("log", episode_id)]
         stop = time.monotonic() + max(wait_s, 0.0)
         while True:
-            held = self._logs.get(episode_id, [])
+            held, task = self._logs.get(episode_id, []), self._tasks.get(episode_id)
             with store_errors():
-                out = await self.lane(self._lock_get, keys, [turn.token, int(self.lease_s * 1000), len(held)])
+                out = await self.lane(
+                    self._lock_get,
+                    keys,
+                    [turn.token, int(self.lease_s * 1000), len(held), task[0] if task else ""],
+                )
             if out[:1] == b"1":
-                turn.read, turn.fresh = self._decode(episode_id, held, out[1:]), True
+                turn.read, turn.fresh = self._decode(episode_id, held, out[1:], task), True
                 return turn
             if wait_s <= 0 or time.monotonic() > stop:
                 busy = f"the episode stayed busy for {wait_s:g} s (another replica holds its turn)"

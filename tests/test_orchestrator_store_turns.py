@@ -182,3 +182,105 @@ async def test_a_lane_beyond_its_connections_waits_for_one_on_a_blocking_pool(re
         assert len(store.lane._idle) <= 4
     finally:
         await store.aclose()
+
+
+class _Recording:
+    """The store's lane, recording the ARGV of every script it sends."""
+
+    def __init__(self, lane: ScriptLane) -> None:
+        self.lane, self.sent = lane, []  # type: list[list[Any]]
+
+    async def __call__(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        self.sent.append(list(args))
+        return await self.lane(script, keys, args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.lane, name)
+
+
+def _lane_args(store: RedisEpisodeStore) -> list[list[Any]]:
+    recording = _Recording(store.lane)
+    store.lane = recording  # type: ignore[assignment]
+    return recording.sent
+
+
+async def test_the_task_is_written_once_and_each_replica_reads_it_once(
+    redis_server: str, mesh: Any
+) -> None:
+    """A generated task carries its gold calls' results (~200 KB); it never changes after the open,
+    so no turn sends it to Redis again and a replica fetches it only for an episode it has not served."""
+    _, urls = mesh
+    prefix = uuid.uuid4().hex
+    a, b = replica(redis_server, urls, prefix), replica(redis_server, urls, prefix)
+    task_json = task_create().model_dump_json()
+    sent_a, sent_b = _lane_args(a.store), _lane_args(b.store)
+    try:
+        eid = (await a.open(OpenRequest(task=task_create()))).episode_id
+        for orch in (a, b, b, a, b):
+            out = await orch.step(eid, turn("crm__listContacts", {"limit": 1}))
+            assert out.state == "running"
+        carrying = [args for args in [*sent_a, *sent_b] if any(task_json in str(v) for v in args)]
+        assert len(carrying) == 1  # the open's write, and no turn's write since
+        raw = aioredis.Redis.from_url(redis_server)
+        try:
+            assert b'"instruction"' not in await raw.hget(f"{prefix}:ep:{eid}", "r")
+            assert await raw.hget(f"{prefix}:ep:{eid}", "t") == task_json.encode()
+        finally:
+            await raw.aclose()
+        seen = await b.store.get(eid)
+        assert seen is not None and seen.task == task_create() and seen.n_steps == 5
+        held_tags = {args[-1] for args in sent_b if len(args) == 4 and isinstance(args[-1], str)}
+        assert "" in held_tags and len(held_tags) == 2  # b asked without a tag once, then with the open's
+    finally:
+        await a.delete(eid)
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_an_id_opened_again_gets_its_new_task_on_a_replica_that_held_the_old(
+    redis_server: str, mesh: Any
+) -> None:
+    _, urls = mesh
+    prefix = uuid.uuid4().hex
+    a, b = replica(redis_server, urls, prefix), replica(redis_server, urls, prefix)
+    try:
+        eid = (await a.open(OpenRequest(task=task_create("t-first")))).episode_id
+        first = await b.store.get(eid)
+        assert first is not None and first.task.id == "t-first"
+        rec = await a.store.pop(eid)
+        assert rec is not None
+        rec.task, rec.version, rec.logged = task_create("t-second"), 0, 0
+        await a.store.put(rec)  # the same id, opened again with another task
+        again = await b.store.get(eid)
+        assert again is not None and again.task.id == "t-second"
+    finally:
+        await a.store.pop(eid)
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_a_record_written_with_its_task_inside_still_reads(redis_server: str) -> None:
+    """Records of a store from before tasks were kept apart: ``r`` holds the task, no tag."""
+    from orchestrator.exposure import ExposurePlan
+    from orchestrator.lifecycle import EpisodeRecord, record_to_json
+
+    prefix, eid = uuid.uuid4().hex, uuid.uuid4().hex
+    rec = EpisodeRecord(
+        id=eid, task=task_create(), mode="direct", seed=1, exposure=ExposurePlan("direct", ["crm"], []),
+        messages=[], max_steps=3, deadline=1e12, version=1,  # serialised with the version it has once written
+    )
+    raw = aioredis.Redis.from_url(redis_server)
+    store = RedisEpisodeStore(aioredis.Redis(connection_pool=raw.connection_pool), prefix=prefix)
+    try:
+        await raw.hset(f"{prefix}:ep:{eid}", mapping={"v": 1, "r": record_to_json(rec, with_messages=False)})
+        got = await store.get(eid)
+        assert got is not None and got.task == task_create() and got.version == 1
+        got.n_steps = 1
+        await store.put(got)  # the next write moves the task apart
+        assert await raw.hget(f"{prefix}:ep:{eid}", "t") is not None
+        fresh = RedisEpisodeStore(aioredis.Redis(connection_pool=raw.connection_pool), prefix=prefix)
+        again = await fresh.get(eid)
+        assert again is not None and again.task == task_create() and again.n_steps == 1
+    finally:
+        await store.pop(eid)
+        await raw.aclose()
