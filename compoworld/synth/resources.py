@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from compoworld.manifest import Operation
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.specs.shapes import json_type
-from compoworld.specs.words import entity_for_schema, entity_name, split_words
+from compoworld.specs.words import entity_for_schema, entity_name, singular, split_words
 from compoworld.synth.drafts import EntityDraft, FieldDraft
 from compoworld.synth.naming import identifier, match_key, snake
 from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, PathShape, is_plural, parse_path
-from compoworld.synth.schemas import SchemaIndex, Unwrapped, is_meta, merged_properties, unwrap
+from compoworld.synth.schemas import WRAPPERS, SchemaIndex, Unwrapped, is_meta, merged_properties, unwrap
 
 __all__ = ["Target", "entity_name_for", "implicit_parent", "path_param", "rest_entities"]
 
@@ -107,9 +107,12 @@ def _is_entity(k: _Key) -> bool:
     if not words or k.literal.lower() in NON_RESOURCES:
         return False
     lists = [o for o in k.ops if o.shape.kind == "collection" and (o.tool.method or "").upper() == "GET"]
+    name = entity_name_for(k.literal)
     if k.key.rsplit("/", 1)[-1] != k.literal:  # a qualified collection (``/messages/outbound``) is one
         return any(o.resp is not None and o.resp.is_list for o in lists)  # only where it lists rows
     plural = is_plural(k.literal)
+    if not plural and not k.methods("item") and any(_named_rows(o, k.literal) for o in lists):
+        return True  # ``GET /sms/incoming`` -> ``{"incomingMessages": [...], "resultsTotalAvailable": 9}``
     if any(w in ACTION_VERBS for w in words) and not plural:
         return False
     if k.methods("item"):
@@ -118,7 +121,32 @@ def _is_entity(k: _Key) -> bool:
         return False
     if "POST" in k.methods("collection"):
         return True
-    return any(o.resp is None or o.resp.is_list for o in lists)
+    return any(o.resp is None or o.resp.is_list or _own_rows(o, k, name) for o in lists)
+
+
+def _own_rows(op: _Op, k: _Key, name: str) -> bool:
+    """Whether a top-level GET answers the collection's own rows beside paging and status scalars:
+    an array named for the collection or by a wrapper word (``/subaccounts`` -> ``{"subAccounts":
+    [...], "statusCode": 200}``, ``{"data": [...], "object": "list"}``). An array under another
+    name is what a report breaks its figures down by (``/deliverystats`` -> ``{"Bounces": [...],
+    "InactiveMails": 3}``), and one under an item is a view of that item (``/payments/{id}/events``)."""
+    key = _rows_key(op, name) if "{" not in k.key else None
+    if key is None:
+        return False
+    return match_key(key) == match_key(k.literal) or entity_name(key) == name or key.lower() in WRAPPERS
+
+
+def _named_rows(op: _Op, literal: str) -> str | None:
+    """The entity a keyless GET's answer names for its rows where the path's literal only qualifies
+    them (``/sms/scheduled`` answers ``scheduledMessages: [...]``, rows of ``scheduled_message``): a
+    plural array whose name holds the literal's words, beside paging and status scalars only."""
+    key = _rows_key(op, "") if op.resp is not None and not op.resp.is_list else None
+    if key is None or not is_plural(key):
+        return None
+    words, own = split_words(key), split_words(literal)
+    if not own or len(words) <= len(own) or not set(own) <= set(words):
+        return None
+    return entity_name_for(key)
 
 
 def _score(k: _Key) -> tuple[int, int, int]:
@@ -216,6 +244,11 @@ def _accept(keys: dict[str, _Key]) -> _Accepted:
         if schema_name in generic:
             schema_name = None
         name = _maybe_rename(entity_name_for(k.literal), schema_name)
+        if not is_plural(k.literal) and not k.methods("item"):
+            lists = [
+                o for o in k.ops if o.shape.kind == "collection" and (o.tool.method or "").upper() == "GET"
+            ]
+            name = next((n for o in lists if (n := _named_rows(o, k.literal))), name)
         if schema_name and out.schema_owner.get(schema_name, name) != name:
             continue
         if name in out.schema_of and out.schema_of[name] != schema_name:
@@ -266,10 +299,26 @@ def _listed(op: _Op, name: str) -> Unwrapped | None:
     "num_posts": 40}``, ``{"orders": [...], "warnings": [...], "total": 3}``): the one array of
     objects, or of several the one named for the collection (the others ride along); beside it
     only scalars, arrays of scalars, and paging or link objects (``links``, ``meta``)."""
+    key = _rows_key(op, name)
+    if key is None or op.resp is None:
+        return None
+    return Unwrapped(dict(merged_properties(op.resp.schema)[0][key]["items"]), True)
+
+
+#: Arrays of link objects beside an answer's rows (``{"aggregations": [...], "links": [...]}``), never rows.
+_LINKS = frozenset({"links", "link"})
+
+
+def _rows_key(op: _Op, name: str) -> str | None:
+    """The property of a non-list answer that holds its rows (see :func:`_listed`)."""
     if op.resp is None or op.resp.is_list:
         return None
     props = merged_properties(op.resp.schema)[0]
-    arrays = [k for k, v in props.items() if json_type(v) == "array" and _object_schema(v.get("items"))]
+    arrays = [
+        k
+        for k, v in props.items()
+        if json_type(v) == "array" and _object_schema(v.get("items")) and k.lower().lstrip("_") not in _LINKS
+    ]
     rows = arrays
     if len(arrays) > 1:  # ``orders`` beside ``warnings``: the array named for the collection
         literal = match_key(op.shape.resource or "")
@@ -281,7 +330,7 @@ def _listed(op: _Op, name: str) -> Unwrapped | None:
             continue
         if not is_meta(key):  # an object beside the rows may be what the answer is about
             return None
-    return Unwrapped(dict(props[rows[0]]["items"]), True)
+    return rows[0]
 
 
 def _object_schema(schema: object) -> bool:
@@ -371,6 +420,17 @@ def _computed(tool: ToolSpec) -> bool:
     return any(set(split_words(p.original_name or p.name)) & (_COMPUTED | _SEARCH_WORDS) for p in tool.params)
 
 
+#: Words of a read's name or path that make each answer a new draw, not a record (``/gifs/random``).
+_DRAWN = frozenset(
+    {"random", "translate", "suggest", "suggestions", "recommend", "recommendations", "predict", "guess"}
+)
+
+
+def _drawn(tool: ToolSpec) -> bool:
+    """Whether a read's answer is a new draw for each call (``/gifs/random``, ``/gifs/translate``)."""
+    return bool((set(split_words(tool.name)) | set(split_words(tool.path or ""))) & _DRAWN)
+
+
 def _singletons(
     spec: ServiceSpec,
     ops: dict[str, _Op],
@@ -378,14 +438,18 @@ def _singletons(
     targets: dict[str, Target],
     taken: set[str],
 ) -> None:
-    """A record the API addresses without a key (``GET``/``PUT /server``, ``GET /company-info``): one
-    row of an entity of its own, where the path can also write it or the record carries its own id."""
+    """A record the API addresses without a key (``GET``/``PUT /server``, ``GET /company-info``,
+    ``GET /device``): one row of an entity of its own, where the path can also write it, the
+    record carries its own id, or an argument-free read answers it (a read-only record, served
+    from its seeded row as a read-only collection is from its rows). A qualified path names the
+    record by its last literal (``/credits/balance`` is one balance, not a list of credits)."""
     by_path: dict[str, list[_Op]] = {}
     for tool in spec.tools:
         op, target = ops.get(tool.name), targets.get(tool.name)
         if op is None or target is None or target.entity is not None or "{" in (tool.path or "{"):
             continue
-        if op.shape.kind == "collection" and op.shape.resource and not is_plural(op.shape.resource):
+        last = (tool.path or "").split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        if op.shape.kind == "collection" and op.shape.resource and not is_plural(last):
             by_path.setdefault(tool.path or "", []).append(op)
     for group in by_path.values():
         methods = [(o.tool.method or "").upper() for o in group]
@@ -397,8 +461,10 @@ def _singletons(
             continue
         props = merged_properties(reads[0].resp.schema)[0]
         keyed = any(split_words(k)[-1:] == ["id"] for k in props)
-        name = entity_name_for(group[0].shape.resource or "")
-        if not props or not (writes or keyed) or name in taken or (not writes and _computed(reads[0].tool)):
+        name = _record_name(group[0])
+        held = writes or keyed or not reads[0].tool.params  # an argument-free read answers a record
+        computed = _computed(reads[0].tool) or _drawn(reads[0].tool)
+        if not props or not held or name in taken or (not writes and computed):
             continue
         draft = EntityDraft(name=name, schema_name=reads[0].resp_name, singleton=True)
         draft.add_schema(reads[0].resp.schema)
@@ -408,6 +474,17 @@ def _singletons(
         taken.add(name)
         for o in group:
             targets[o.tool.name] = Target(name, "action")
+
+
+def _record_name(op: _Op) -> str:
+    """A keyless record's entity name: its collection's, or for a qualified path the literal after
+    the plural it qualifies (``/credits/balance`` -> ``credit_balance``, not ``balance_credit``)."""
+    resource = op.shape.resource or ""
+    segments = [s for s in (op.tool.path or "").split("?")[0].strip("/").split("/") if s]
+    if len(segments) >= 2 and snake(segments[-1]) != snake(resource):
+        before = "_".join(singular(w) for w in split_words(segments[-2]))
+        return entity_name_for(f"{before}_{snake(segments[-1])}")
+    return entity_name_for(resource)
 
 
 def _prune(drafts: dict[str, EntityDraft], targets: dict[str, Target]) -> list[EntityDraft]:

@@ -97,10 +97,13 @@ class _ListCheck:
         query = self.base.get(self.tool.search_arg) if self.tool.search_arg else None
         if query and not any(_matches("contains", row.get(c.name), str(query)) for c in self._text_columns):
             return False
+        filters = (self.tool.listing or ListBinding()).filters
         return all(
             _text(row.get(c)) == _text(self.base[a])
             for a, c in self.tool.arg_columns.items()
             if a in self.base
+        ) and all(
+            _admits(f.op, row.get(f.column), self.base[a]) for a, f in filters.items() if a in self.base
         )
 
     def _ok(self, args: dict[str, Any]) -> bool:
@@ -332,6 +335,19 @@ def _bound(schema: dict[str, Any], value: Any) -> Any:
     if schema.get("format") == "date" and isinstance(value, str) and len(value) > 10 and value[4:5] == "-":
         return value[:10]
     return value
+
+
+def _admits(op: str, stored: Any, given: Any) -> bool:
+    """Whether a row passes a filter the call always carries (a required ``types=partner``), so the
+    rows a check expects are those the base call can answer at all."""
+    if op == "in":
+        values = given if isinstance(given, list) else str(given).split(",")
+        return _text(stored) in {_text(v) for v in values}
+    if op in ("gt", "gte", "lt", "lte"):
+        return _holds(op, stored, given)
+    if op in ("contains", "prefix", "suffix"):
+        return _matches(op, stored, str(given))
+    return True
 
 
 def _order_key(value: Any) -> tuple[int, Any]:
