@@ -507,6 +507,17 @@ def _singleton(tool: ToolSpec, entity: EntityDef) -> ActionBinding:
     return ActionBinding(entity.name, action, None, columns, body_arg)
 
 
+def _writes_collection_path(tool: ToolSpec) -> bool:
+    """A PUT or PATCH on a collection's own path, no verb after it (``PATCH /v1/ProductsApi``): the
+    method is the verb, an update of the row whose key its body carries (``_body_row``). Under an
+    item (``PUT /bundles/{id}/tracks``) it replaces the item's children instead: not this."""
+    if (tool.method or "").upper() not in ("PUT", "PATCH") or not tool.path:
+        return False
+    segments = [s for s in tool.path.split("?")[0].strip("/").split("/") if s]
+    under_item = len(segments) >= 2 and "{" in segments[-2]
+    return parse_path(tool.path).kind == "collection" and not under_item
+
+
 def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding:
     """The typed state change of an action tool; :class:`Unbound` says why it has none."""
     record = inference.entity(target.entity)
@@ -522,6 +533,8 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
         target = _path_row(tool, target, inference)
     on_row = on_item and target.pk_param is not None
     found = action_verb(path_words, on_item=on_row) or action_verb(name_words, on_item=on_row)
+    if found is None and _writes_collection_path(tool):  # ``PATCH /v1/ProductsApi {serial, name}``
+        found = ("update", Verb("set"), [])
     deletes = found is None and (tool.method or "").upper() == "DELETE"
     clears = deletes or (found is not None and found[1].kind == "clear")
     if clears and target.pk_param is None and target.parent_params:

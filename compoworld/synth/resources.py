@@ -269,6 +269,8 @@ def _operation(op: _Op) -> Operation:
     if kind == "collection":
         return {"POST": "create", "GET": "list"}.get(method, "action")  # type: ignore[return-value]
     if kind == "item":
+        if method == "POST" and not _body_params(op.tool) and _named_delete(op.tool):
+            return "delete"  # ``POST /v1/ProductsApi/{serial}`` named ``DeleteProduct2``, no body
         return {"GET": "read", "PUT": "update", "PATCH": "update", "POST": "update", "DELETE": "delete"}.get(
             method, "action"
         )  # type: ignore[return-value]
@@ -276,6 +278,11 @@ def _operation(op: _Op) -> Operation:
     if on_collection and set(split_words(op.shape.action or "")) & _SEARCH_WORDS:
         return "search"
     return "action"
+
+
+def _named_delete(tool: ToolSpec) -> bool:
+    """Whether an operation's name says it deletes (``ProductsApi_DeleteProduct2``, ``removeTag``)."""
+    return bool({"delete", "remove"} & set(split_words(tool.original_name or tool.name)))
 
 
 def _returns(op: _Op, name: str, operation: Operation, accepted: _Accepted, spec: ServiceSpec) -> bool:
