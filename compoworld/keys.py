@@ -77,6 +77,9 @@ def entity_key(entity: EntityDef, seq: int, attempt: int = 0) -> Any:
     if entity.pk_type == "integer":
         return _integer(entity, seq)
     pk = entity.column(entity.pk)
+    fixed = [v for v in (pk.json_schema.get("enum") or []) if isinstance(v, str)] if pk is not None else []
+    if fixed:  # the path parameter lists the keys (``source_language: en|es|de``): one row each
+        return fixed[(seq - 1 + attempt) % len(fixed)]
     space = entity.key_space
     if entity.key_kind is not None:
         typed = _typed_key(entity.key_kind, space or entity.name, seq, attempt)

@@ -203,8 +203,9 @@ def _ensure_pk(draft: EntityDraft) -> str:
     return source
 
 
-#: String constraints of a path parameter that its row keys must meet to be sent on the path.
-_KEY_CONSTRAINTS = ("pattern", "minLength", "maxLength")
+#: String constraints of a path parameter that its row keys must meet to be sent on the path
+#: (an ``enum`` fixes the keys themselves: ``/domains/{source_language}`` with ``en|es|de``).
+_KEY_CONSTRAINTS = ("pattern", "minLength", "maxLength", "enum")
 
 
 def _path_constraints(draft: EntityDraft, pk: str, scoping: list[FieldSpec]) -> None:

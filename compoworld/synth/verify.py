@@ -138,6 +138,13 @@ class _Checker:
         entity = self.rt.manifest.entity(tool.entity)
         if entity is None:
             return None
+        props = tool.input_schema.get("properties") or {}
+        fixed = (props.get(tool.pk_arg or "") or {}).get("enum")
+        if isinstance(fixed, list):  # ``/lexicalcategories/{language}`` takes ``en`` only: a row it can name
+            allowed = {str(v) for v in fixed}
+            return next(
+                (r for r in self.rt.select(None, entity.table) if str(r.get(entity.pk)) in allowed), None
+            )
         return self.first_seed_row(entity.table)
 
     def args_for(self, tool: ToolDef, row: dict[str, Any] | None, *, full: bool) -> dict[str, Any]:
