@@ -129,6 +129,35 @@ def object_fit(entries: list[FieldFit], extra: list[tuple[str, str]] | None) -> 
     return fit
 
 
+def variant_fit(schema: dict[str, Any], fit: Fit) -> Fit:
+    """An object answer whose schema is a union of object variants (``oneOf: [{required: [uri,
+    mimeType]}, ...]``): fitted over the variants' united properties, then, where no variant accepts
+    it, completed to the variant whose required fields it holds most of, each missing one given
+    the fixed default any required field state has nothing for gets. ``fit`` itself where the
+    schema is no such union."""
+    variants = [v for v in (schema.get("oneOf") or schema.get("anyOf") or []) if isinstance(v, dict)]
+    whole = schema_validator(schema) if variants and "properties" not in schema else None
+    if whole is None:
+        return fit
+    shapes = [schema_props(v) for v in variants]
+    if not all(props for props, _ in shapes):
+        return fit
+
+    def complete(value: Any) -> Any:
+        out = fit(value)
+        if not isinstance(out, dict):
+            return out
+        try:
+            if whole.is_valid(out):
+                return out
+        except Exception:  # an ECMA-only pattern: trust the value
+            return out
+        props, required = max(shapes, key=lambda shape: sum(1 for r in shape[1] if r in out))
+        return {**out, **{r: default_value(props.get(r) or {}, r) for r in required if r not in out}}
+
+    return complete
+
+
 def is_open(schema: dict[str, Any]) -> bool:
     """Whether an object schema admits properties it does not declare."""
     extra = schema.get("additionalProperties")

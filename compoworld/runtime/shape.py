@@ -25,7 +25,16 @@ from urllib.parse import quote, urlencode
 
 from compoworld.manifest import EntityDef, ResponseShape, ToolDef
 from compoworld.runtime.error_body import STATUS_KEYS, compile_error
-from compoworld.runtime.fit import CONSTRAINTS, MAX_DEPTH, FieldFit, Fit, compile_fit, is_open, object_fit
+from compoworld.runtime.fit import (
+    CONSTRAINTS,
+    MAX_DEPTH,
+    FieldFit,
+    Fit,
+    compile_fit,
+    is_open,
+    object_fit,
+    variant_fit,
+)
 from compoworld.runtime.paging import MISSING, Page, Slot, Url, paging_slot
 from compoworld.runtime.schema_read import default_value, match_key, schema_props, schema_types
 
@@ -82,7 +91,8 @@ class Shaper:
         extra = None
         if isinstance(row_schema, dict) and is_open(row_schema):
             extra = [(col, key) for col, key in fields.items() if key not in props]
-        return object_fit(entries, extra)
+        fit = object_fit(entries, extra)
+        return variant_fit(row_schema, fit) if isinstance(row_schema, dict) else fit
 
     # -- success bodies -----------------------------------------------------------------
 
