@@ -105,7 +105,7 @@ def docker_mem(argv: list[str], library: Path, label: str) -> float:
     """``docker stats`` memory (MiB) of a container running the image with ``argv`` once idle."""
     image = os.environ.get("CW_IMAGE", "compoworld:latest")
     name = f"cw-bench-mem-{os.getpid()}"
-    run = ["docker", "run", "-d", "--rm", "--name", name, "-e", "COMPOWORLD_ADMIN_TOKEN=bench",
+    run = ["docker", "run", "-d", "--name", name, "-e", "COMPOWORLD_ADMIN_TOKEN=bench",
            "-v", f"{library}:/lib:ro", "-e", "COMPOWORLD_LIBRARY=/lib"]  # fmt: skip
     if argv[:2] == ["-m", "compoworld.deploy.entrypoint"]:
         run += [image, *argv[2:]]
@@ -117,8 +117,17 @@ def docker_mem(argv: list[str], library: Path, label: str) -> float:
         deadline = time.monotonic() + 180
         probe = ["docker", "exec", name, "python", "-m", "compoworld.deploy.healthcheck"]
         while subprocess.run(probe, capture_output=True, check=False).returncode != 0:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{label}: the container did not become healthy")
+            if time.monotonic() > deadline:  # what the container said, and whether it still runs
+                logs = subprocess.run(["docker", "logs", "--tail", "40", name], capture_output=True, text=True)
+                state = subprocess.run(
+                    ["docker", "inspect", "-f", "{{.State.Status}} exit {{.State.ExitCode}}", name],
+                    capture_output=True,
+                    text=True,
+                )
+                raise SystemExit(
+                    f"{label}: the container did not become healthy ({state.stdout.strip()})\n"
+                    f"{logs.stdout}{logs.stderr}"
+                )
             time.sleep(0.5)
         time.sleep(5)
         fmt = ["docker", "stats", "--no-stream", "--format", "{{.MemUsage}}", name]
