@@ -24,7 +24,7 @@ from compoworld.llm import LLMClient
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 
-__all__ = ["PoolStats", "ServicePool", "load_library_skipping", "rss_mb"]
+__all__ = ["PoolStats", "ServicePool", "each_service", "load_library_skipping", "rss_mb"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -163,6 +163,29 @@ class ServicePool(Mapping[str, ServiceRuntime]):
         return value
 
 
+def each_service(
+    library: Path,
+    settings: Settings,
+    skipped: list[SkippedFolder],
+    llm: LLMClient | None = None,
+    catalog: Catalog | None = None,
+) -> Iterator[tuple[str, ServiceRuntime]]:
+    """Every service of ``library`` that loads (name, runtime), one at a time in name order; each folder that does not is
+    appended to ``skipped`` with why (the catalog's skipped folders first). A caller that drops each
+    runtime before the next holds one service at a time."""
+    catalog = catalog or read_catalog(library)
+    skipped += catalog.skipped
+    for name in catalog.names():
+        folder = library / name
+        try:
+            runtime = ServiceRuntime.from_folder(folder, settings, llm)
+        except Exception as exc:
+            skipped.append(SkippedFolder(folder=str(folder), reason=f"{type(exc).__name__}: {exc}"[:500]))
+            log.warning("skipping %s: %s", folder, exc)
+            continue
+        yield name, runtime
+
+
 def load_library_skipping(
     library: Path,
     settings: Settings,
@@ -171,19 +194,13 @@ def load_library_skipping(
 ) -> tuple[dict[str, ServiceRuntime], list[SkippedFolder]]:
     """Every service of ``library`` that loads, sorted by name, and each folder that does not with why.
 
-    For the commands that need the whole library resident (``tasks``, ``up --preload``): one bad
+    For the commands that need the whole library resident (``up --preload``, ``tasks check``): one bad
     folder costs its own service, never the run.
     """
-    catalog = read_catalog(library)
-    skipped = list(catalog.skipped)
+    skipped: list[SkippedFolder] = []
     runtimes: dict[str, ServiceRuntime] = {}
-    for name in catalog.names():
-        folder = library / name
-        try:
-            runtimes[name] = ServiceRuntime.from_folder(folder, settings, llm)
-        except Exception as exc:
-            skipped.append(SkippedFolder(folder=str(folder), reason=f"{type(exc).__name__}: {exc}"[:500]))
-            log.warning("skipping %s: %s", folder, exc)
+    for name, runtime in each_service(library, settings, skipped, llm):
+        runtimes[name] = runtime
         if on_loaded is not None:
             on_loaded(name)
     return runtimes, skipped

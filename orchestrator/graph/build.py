@@ -21,7 +21,15 @@ from compoworld.manifest import ServiceManifest, library_folders, load_manifests
 from orchestrator.graph.model import FanOut, ToolGraph, ToolNode
 from orchestrator.graph.ports import input_ports, output_ports
 
-__all__ = ["Streamed", "build_graph", "library_version", "load_manifests", "stream_graph", "tool_nodes"]
+__all__ = [
+    "LibraryHash",
+    "Streamed",
+    "build_graph",
+    "library_version",
+    "load_manifests",
+    "stream_graph",
+    "tool_nodes",
+]
 
 
 class Streamed(NamedTuple):
@@ -32,7 +40,7 @@ class Streamed(NamedTuple):
     services: int
 
 
-class _Version:
+class LibraryHash:
     """The running library hash: manifests fed in name order give :func:`library_version`'s value."""
 
     def __init__(self) -> None:
@@ -52,7 +60,7 @@ def library_version(manifests: Sequence[ServiceManifest]) -> str:
     Each manifest's JSON (pydantic's serializer) feeds one sha256, in name order: a large library
     is hashed in a fraction of the time a canonical re-encoding of every manifest took.
     """
-    version = _Version()
+    version = LibraryHash()
     for manifest in sorted(manifests, key=lambda m: m.name):
         version.add(manifest)
     return version.value()
@@ -112,7 +120,7 @@ def stream_graph(
     """The graph of every manifest of ``library`` that reads, holding one manifest at a time, the
     folders that do not read (each with the reason) and how many did: the same graph as
     ``build_graph`` of ``load_manifests_skipping(library)``."""
-    version = _Version()
+    version = LibraryHash()
     nodes: list[ToolNode] = []
     skipped: list[SkippedFolder] = []
     services = 0

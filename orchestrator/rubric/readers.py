@@ -125,6 +125,19 @@ class RuntimeStateReader:
         self._check(runtime, service, table, {})
         return self.cache.keys(runtime, table, pk, key)
 
+    def untouched(self, service: str) -> bool:
+        """Whether no write of the episode touched ``service``, so every table is the seed's own list.
+
+        Answered without loading a service a lazy library (``ServicePool``) does not hold: an unloaded
+        runtime holds no episode. An unknown service is not untouched (reading it raises).
+        """
+        if service not in self.runtimes:
+            return False
+        resident = getattr(self.runtimes, "is_resident", None)
+        if resident is not None and not resident(service):
+            return True
+        return not self._dirty(self._runtime(service))[1]
+
     def _dirty(self, runtime: ServiceRuntime) -> tuple[str | None, set[str]]:
         eid = self._episode(runtime)
         return eid, dirty_tables(runtime, eid) if eid is not None else set()

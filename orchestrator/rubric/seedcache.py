@@ -70,7 +70,9 @@ class SeedCache:
     It also keeps (bounded) the rows of changed tables by write history (module docstring).
     """
 
-    def __init__(self, by_history: bool = True) -> None:
+    def __init__(self, by_history: bool = True, seed_hashes: Mapping[str, str] | None = None) -> None:
+        """``seed_hashes``: services' seed state hashes known already (a library indexed by streaming
+        hashed each seed while it was loaded), so a distractor's hash needs no runtime."""
         #: keep changed tables by write history (False: the reference that re-reads them every time)
         self.by_history = by_history
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -82,7 +84,7 @@ class SeedCache:
         self._row_text: dict[int, str] = {}
         self._texted: set[tuple[str, str]] = set()
         self._keys: dict[tuple[str, str, str, Callable[[Any], Hashable]], frozenset[Any]] = {}
-        self._hash: dict[str, str] = {}
+        self._hash: dict[str, str] = dict(seed_hashes or {})
         self._parts: dict[str, list[bytes]] = {}
         self._prefix: dict[tuple[str, int], Any] = {}
         #: results of implemented read tools on a service nobody has written to yet in the episode, by
@@ -223,6 +225,11 @@ class SeedCache:
                 self._items[id(item)] = kept
             out.append(kept[1])
         return "[" + ", ".join(out) + "]"
+
+    def seed_hash(self, service: str, runtimes: Mapping[str, ServiceRuntime]) -> str:
+        """The seed state hash of ``service``: a known one without loading it, else ``state_hash``."""
+        known = self._hash.get(service)
+        return known if known is not None else self.state_hash(runtimes[service])
 
     def state_hash(self, runtime: ServiceRuntime) -> str:
         if runtime.name not in self._hash:

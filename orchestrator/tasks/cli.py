@@ -17,6 +17,7 @@ from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 from orchestrator.tasks.check import CheckReport, check_tasks
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks
+from orchestrator.tasks.library import TaskLibrary, stream_library
 from orchestrator.tasks.stats import task_stats
 from orchestrator.tasks.verify import SolutionRates
 from orchestrator.tasksource import scan_tasks, write_tasks
@@ -48,6 +49,24 @@ def _library(console: Console, library: Path | None, settings: Settings) -> dict
         console.print(f"[red]no services under {root} (expected <library>/<service>/manifest.json)[/red]")
         raise typer.Exit(2)
     return runtimes
+
+
+def _streamed(console: Console, library: Path | None, settings: Settings) -> TaskLibrary:
+    """The library indexed one service at a time, runtimes loaded on first use (``tasks generate``)."""
+    root = library or settings.library
+    try:
+        streamed = stream_library(
+            root,
+            settings.model_copy(update={"library": root, "llm_base_url": None}),
+            on_skip=lambda miss: console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]"),
+        )
+    except CompoWorldError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    if not streamed.runtimes:
+        console.print(f"[red]no services under {root} (expected <library>/<service>/manifest.json)[/red]")
+        raise typer.Exit(2)
+    return streamed
 
 
 def _progress(console: Console) -> Progress:
@@ -114,7 +133,7 @@ def generate(
     """Scenarios over the library's people, executed on forks, kept only if their rubric verifies."""
     console = _console()
     settings = Settings()
-    runtimes = _library(console, library, settings)
+    lib = _streamed(console, library, settings)
     if min_len > max_len:
         console.print(f"[red]--min-len {min_len} is larger than --max-len {max_len}[/red]")
         raise typer.Exit(2)
@@ -132,7 +151,7 @@ def generate(
         with _progress(console) as progress:
             bar = progress.add_task("generating tasks", total=n)
             tasks, report = generate_tasks(
-                runtimes,
+                lib,
                 options,
                 progress=lambda done: progress.update(bar, completed=done),
                 settings=settings if paraphrase else None,
@@ -148,7 +167,7 @@ def generate(
         )
     if not tasks:
         console.print(
-            f"[red]no valid task could be generated from {len(runtimes)} service(s); see the reasons above[/red]"
+            f"[red]no valid task could be generated from {len(lib.runtimes)} service(s); see the reasons above[/red]"
         )
         raise typer.Exit(1)
     if len(tasks) < n:

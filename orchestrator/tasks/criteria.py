@@ -277,7 +277,7 @@ async def build_rubric(
     for svc in sorted(services):
         expectations[svc] = await _service_changes(b, reader, manifests[svc], writes)
     for svc in sorted(set(distractors) - set(services)):
-        seed_hash = reader.cache.state_hash(reader.runtimes[svc])
+        seed_hash = reader.cache.seed_hash(svc, reader.runtimes)
         expectations[svc] = ServiceExpectation(hash=seed_hash, seed_hash=seed_hash)
     asked = max(1, len(answers))
     for a in answers:

@@ -23,12 +23,12 @@ from pydantic import BaseModel, Field
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.seeding import derive_seed, seeded_rng
 from compoworld.settings import Settings
-from orchestrator.graph.build import library_version
 from orchestrator.models import CriterionSpec, GoldCall, Task, TaskMeta
 from orchestrator.rubric.readers import SeedCache
 from orchestrator.tasks.archetypes import ARCHETYPES
 from orchestrator.tasks.criteria import GoldWrite, SkippedWrite, build_rubric
 from orchestrator.tasks.execute import Session
+from orchestrator.tasks.library import Manifests, TaskLibrary, eager_library
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario import acts as _acts  # noqa: F401  (registers the act archetype)
 from orchestrator.tasks.scenario.draft import Draft
@@ -45,7 +45,6 @@ from orchestrator.tasks.scenario.text import (
 )
 from orchestrator.tasks.scenario.verticals import vertical_for
 from orchestrator.tasks.scenario.world import World
-from orchestrator.tasks.seeds import SeedIndex
 from orchestrator.tasks.verify import SolutionRates, TaskCheck, check_task
 
 __all__ = [
@@ -156,29 +155,31 @@ class TaskGenerator:
 
     def __init__(
         self,
-        runtimes: Mapping[str, ServiceRuntime],
+        library: TaskLibrary | Mapping[str, ServiceRuntime],
         options: GenerateOptions,
         *,
         paraphraser: Paraphraser | None = None,
     ) -> None:
-        self.runtimes = runtimes
+        """``library``: runtimes already loaded, or a ``TaskLibrary`` (``stream_library`` loads each
+        runtime on first use); the same library gives the same tasks either way."""
+        lib = library if isinstance(library, TaskLibrary) else eager_library(library)
+        self.runtimes = lib.runtimes
         self.options = options
-        self.seeds = SeedIndex(runtimes)
-        self.world = World(runtimes, self.seeds)
-        self.held_out = held_out(options.split_services, sorted(runtimes), options.seed)
-        self.manifests = {name: rt.manifest for name, rt in runtimes.items()}
-        self.version = library_version(list(self.manifests.values()))
+        self.seeds = lib.seeds
+        self.world = lib.world
+        self.names = lib.names()
+        self.held_out = held_out(options.split_services, self.names, options.seed)
+        self.manifests = Manifests(lib.runtimes)
+        self.version = lib.version
         self.paraphraser = paraphraser
-        self.cache = SeedCache(by_history=options.reuse)
+        self.cache = SeedCache(by_history=options.reuse, seed_hashes=lib.seed_hashes)
         names = options.archetypes or ARCHETYPES.names()
         self.archetypes: list[Archetype] = [ARCHETYPES.get(n) for n in names]  # type: ignore[misc]
         everyone = subjects(self.world)
         self.pools: dict[str, list[Subject]] = {
             a.name: [s for s in everyone if _fits(a, s, self.world)] for a in self.archetypes
         }
-        self.terms = TermIndex(
-            sorted({t.name for m in self.manifests.values() for t in m.tools} | set(runtimes))
-        )
+        self.terms = TermIndex(lib.terms)
 
     async def one(self, index: int, report: GenerationReport) -> tuple[Task, TaskCheck] | None:
         """The verified task of one index, or None after ``attempts`` failed tries (reasons in the report)."""
@@ -228,7 +229,7 @@ class TaskGenerator:
         # there, those known in more systems more often: their scenarios can chain more workflows
         subject = by_service(rng, pool, lambda s: s.party.service, weight=lambda s: 1 + len(s.records))
         hint = [subject.party.service, *(t.service for t, _ in subject.records)]
-        vertical = vertical_for([self.manifests[s].domain for s in hint], rng)
+        vertical = vertical_for([self.world.domain(s) for s in hint], rng)
         episode = f"taskgen:{opts.seed}:{index}:{attempt}"
         with Session(self.runtimes, episode, opts.today, self.cache, lazy=opts.reuse) as session:
             draft = Draft(self.world, session, rng, opts.today)
@@ -289,11 +290,7 @@ class TaskGenerator:
 
     def _distractors(self, rng: random.Random, services: list[str]) -> list[str]:
         split = "test" if set(services) & set(self.held_out) else "train"
-        pool = [
-            s
-            for s in sorted(self.runtimes)
-            if s not in services and (split == "test" or s not in self.held_out)
-        ]
+        pool = [s for s in self.names if s not in services and (split == "test" or s not in self.held_out)]
         lo, hi = self.options.distractors
         k = min(len(pool), rng.randint(min(lo, hi), max(lo, hi)))
         return sorted(rng.sample(pool, k))
@@ -345,7 +342,7 @@ class TaskGenerator:
             meta=TaskMeta(
                 walk=draft.steps,
                 capabilities=capabilities(draft),
-                domain=_domain([self.manifests[s.service].domain for s in draft.steps]),
+                domain=_domain([self.world.domain(s.service) for s in draft.steps]),
                 scenario=scenario,
                 vertical=vertical,
                 seed=opts.seed,
@@ -422,7 +419,7 @@ def _answer_key(value: Any) -> str:
 
 
 def generate_tasks(
-    runtimes: Mapping[str, ServiceRuntime],
+    runtimes: TaskLibrary | Mapping[str, ServiceRuntime],
     options: GenerateOptions,
     *,
     progress: Callable[[int], None] | None = None,

@@ -83,11 +83,12 @@ def _fillable(tool: ToolDef, table: Table, given: set[str]) -> bool:
 
 def _transitions(world: World, table: Table) -> list[Act]:
     out: list[Act] = []
-    for tool in world.runtimes[table.service].manifest.tools:
+    runtime = world.runtimes[table.service]
+    for tool in runtime.manifest.tools:
         action = tool.action
         if tool.kind != "write" or action is None or action.kind != "transition":
             continue
-        if world.runtimes[table.service].tools[tool.name].backend != "action":  # bound to the table's rows
+        if runtime.tools[tool.name].backend != "action":  # bound to the table's rows
             continue
         if action.target != table.entity.name or not tool.pk_arg or not action.sets:
             continue

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compoworld.manifest import ToolDef
+from compoworld.manifest import ServiceManifest, ToolDef
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.scene import Scene, system_name
 from orchestrator.tasks.scenario.world import World
 
-__all__ = ["MessageTool", "message_tools", "send_message"]
+__all__ = ["MessageTool", "message_tools", "send_message", "service_message_tools"]
 
 _RECIPIENT = ("to", "recipient", "recipients", "email", "emailaddress", "address")
 _SUBJECT = ("subject", "title")
@@ -67,25 +67,30 @@ def message_tools(world: World) -> list[MessageTool]:
 
 
 def _message_tools(world: World) -> list[MessageTool]:
+    return [m for s in sorted(world.runtimes) for m in service_message_tools(s, world.runtimes[s].manifest)]
+
+
+def service_message_tools(service: str, manifest: ServiceManifest) -> list[MessageTool]:
+    """The message tools of one service, in tool order (a world indexed by streaming asks each service
+    while it is loaded; ``message_tools`` is these over the services in name order)."""
     out: list[MessageTool] = []
-    for service in sorted(world.runtimes):
-        for tool in world.runtimes[service].manifest.tools:
-            if tool.kind != "write" or tool.operation in ("delete", "update"):
-                continue
-            props = tool.input_schema.get("properties") or {}
-            emails = [a for a, s in sorted(tool.arg_semantics.items()) if s == "email" and a in props]
-            recipient = next((a for a in emails if _plain(a) in _RECIPIENT), None)
-            channel = "email"
-            if recipient is None:
-                recipient, channel = _phone_recipient(tool, props), "phone"
-            strings = [a for a in sorted(props) if (props[a] or {}).get("type") == "string"]
-            subject = next((a for a in strings if _plain(a) in _SUBJECT), None)
-            body = next((a for a in strings if _plain(a) in _BODY), None)
-            head = recipient.split(".", 1)[0] if recipient else None
-            required = set(tool.input_schema.get("required") or []) - {head, subject, body}
-            if recipient is None or (subject is None and body is None) or required:
-                continue
-            out.append(MessageTool(service, tool, recipient, subject, body, channel))
+    for tool in manifest.tools:
+        if tool.kind != "write" or tool.operation in ("delete", "update"):
+            continue
+        props = tool.input_schema.get("properties") or {}
+        emails = [a for a, s in sorted(tool.arg_semantics.items()) if s == "email" and a in props]
+        recipient = next((a for a in emails if _plain(a) in _RECIPIENT), None)
+        channel = "email"
+        if recipient is None:
+            recipient, channel = _phone_recipient(tool, props), "phone"
+        strings = [a for a in sorted(props) if (props[a] or {}).get("type") == "string"]
+        subject = next((a for a in strings if _plain(a) in _SUBJECT), None)
+        body = next((a for a in strings if _plain(a) in _BODY), None)
+        head = recipient.split(".", 1)[0] if recipient else None
+        required = set(tool.input_schema.get("required") or []) - {head, subject, body}
+        if recipient is None or (subject is None and body is None) or required:
+            continue
+        out.append(MessageTool(service, tool, recipient, subject, body, channel))
     return out
 
 

@@ -27,7 +27,7 @@ __all__ = ["Records", "Scene", "Subject", "body_path", "open_scene", "plain_titl
 
 def system_name(world: World, service: str) -> str:
     """How a colleague names a service: its title without the 'API' suffix ('GOV.UK Pay', 'CRM')."""
-    title = world.runtimes[service].manifest.title or service.replace("_", " ").title()
+    title = world.title(service) or service.replace("_", " ").title()
     return plain_title(title)
 
 

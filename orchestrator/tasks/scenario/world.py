@@ -11,6 +11,13 @@ and the implemented tools that list, read, create, update and delete it, with th
 matches the e-mail column when the service has one. A **party** table is one whose rows are people
 (a name and a distinct e-mail per row); a **record** table holds rows *about* people (invoices,
 payments, bookings); a **sink** is a table an implemented create tool can add a row to.
+
+A table's rows are the ``SeedIndex``'s (``Table.rows`` asks it), so the index decides what stays in
+memory. ``World(runtimes)`` reads every service at once; a large library is indexed one service at a
+time instead (:meth:`World.add` while its runtime is loaded, then :meth:`World.finish`), keeping only
+the tables scenarios can reach, and the rows only of those they read rows of (:meth:`World.pinned`:
+those keyed to people by e-mail, and the parents a create tool's reference points at); any other
+table's rows are read again from its service on first use.
 """
 
 from __future__ import annotations
@@ -72,13 +79,22 @@ def _required(tool: ToolDef) -> list[str]:
     return [r for r in tool.input_schema.get("required") or [] if isinstance(r, str)]
 
 
+def _slim(table: Table) -> None:
+    """Its tools without what scenarios never read (output schema, description): the rest of the
+    manifest can be freed."""
+    for name in ("lister", "reader", "creator", "updater", "deleter"):
+        tool = getattr(table, name)
+        if tool is not None:
+            setattr(table, name, tool.model_copy(update={"output_schema": {}, "description": ""}))
+
+
 @dataclass
 class Table:
     """One entity table of one service, with the roles of its columns and the tools that work on it."""
 
     service: str
     entity: EntityDef
-    rows: list[dict[str, Any]]
+    seeds: SeedIndex = field(repr=False, compare=False)
     email_path: str | None = None
     name_column: str | None = None
     lister: ToolDef | None = None
@@ -92,6 +108,11 @@ class Table:
     @property
     def key(self) -> tuple[str, str]:
         return self.service, self.entity.table
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The table's seed rows (the index's own list: read once, never changed)."""
+        return self.seeds.rows(self.service, self.entity.table)
 
     @property
     def pk(self) -> str:
@@ -203,26 +224,79 @@ class Person:
 class World:
     """Every table of a library with its roles and tools, and every person by e-mail."""
 
-    def __init__(self, runtimes: Mapping[str, ServiceRuntime], seeds: SeedIndex | None = None) -> None:
+    def __init__(
+        self, runtimes: Mapping[str, ServiceRuntime], seeds: SeedIndex | None = None, *, index: bool = True
+    ) -> None:
+        """Index every runtime now; ``index=False`` leaves it empty for :meth:`add` and :meth:`finish`."""
         self.runtimes = runtimes
         self.seeds = seeds or SeedIndex(runtimes)
         self.tables: dict[tuple[str, str], Table] = {}
-        for name in sorted(runtimes):
-            for entity in runtimes[name].manifest.entities:
-                table = self._table(runtimes[name], entity)
-                if table is not None:
-                    self.tables[table.key] = table
         self.people: dict[str, Person] = {}
-        self._index_people()
+        #: each service's domain and title, as its manifest names them (kept without the manifest)
+        self.domains: dict[str, str] = {}
+        self.titles: dict[str, str] = {}
         #: plans derived from the world once and reused by every scenario (the sink plan of each table,
         #: the message tools)
         self.derived: dict[tuple[str, str, str], Any] = {}
+        if index:
+            for name in sorted(runtimes):
+                self.add(runtimes[name])
+            self.finish()
+
+    def add(self, runtime: ServiceRuntime, *, compact: bool = False) -> list[Table]:
+        """Index one service's tables (services are added in name order); returns the tables kept.
+
+        ``compact`` (a library indexed one service at a time) keeps only the tables a scenario can reach
+        through the world: those keyed to people by e-mail, those a create tool adds rows to, and the
+        parents :meth:`pinned` names; of those, the rows only of the pinned ones, and of their tools
+        what scenarios read (not the output schema or the description). What it leaves out, no
+        scenario looks at, so the tasks are the same.
+        """
+        manifest = runtime.manifest
+        self.domains[runtime.name] = manifest.domain
+        self.titles[runtime.name] = manifest.title
+        added = []
+        for entity in manifest.entities:
+            table = self._table(runtime, entity)
+            if table is not None:
+                added.append(table)
+        if compact:
+            keep = {t.key for t in self.pinned(added)}
+            for table in added:
+                if table.key not in keep:
+                    self.seeds.forget(*table.key)
+            added = [t for t in added if t.key in keep or t.creator is not None]
+            for table in added:
+                _slim(table)
+        for table in added:
+            self.tables[table.key] = table
+        return added
+
+    @staticmethod
+    def pinned(tables: list[Table]) -> list[Table]:
+        """Of one service's tables, those whose rows scenarios read: rows keyed to people by e-mail (people,
+        their records, party tables to mirror into) and the tables a create tool's required reference
+        names (a sink's scopes). Reading another table's rows stays correct, only slower (read again)."""
+        named: set[str] = set()
+        for table in tables:
+            tool = table.creator
+            if tool is None:
+                continue
+            for arg in _required(tool):
+                column = table.entity.column(tool.arg_columns.get(arg, ""))
+                if column is not None and (column.ref or (column.semantic or "").startswith("id:")):
+                    named.add(column.ref or (column.semantic or "")[3:])
+        return [t for t in tables if t.email_path is not None or t.entity.name in named]
+
+    def finish(self) -> None:
+        """Find the people once every service is added."""
+        self._index_people()
 
     def _table(self, runtime: ServiceRuntime, entity: EntityDef) -> Table | None:
-        rows = self.seeds.rows(runtime.name, entity.table)
+        rows = self.seeds.read(runtime, entity.table)
         if not rows:
             return None
-        table = Table(runtime.name, entity, rows)
+        table = Table(runtime.name, entity, self.seeds)
         paths = Counter(p for r in rows for p in dict(email_paths(r)))
         # a path ending in a list index (``emails.0``) is the row's own address book, not who it is about
         best = [
@@ -283,15 +357,18 @@ class World:
 
     def domain(self, service: str) -> str:
         """The service's domain (``accounting``, ``crm``...), as its manifest names it."""
-        runtime = self.runtimes.get(service)
-        return runtime.manifest.domain if runtime is not None else ""
+        return self.domains.get(service, "")
+
+    def title(self, service: str) -> str:
+        """The service's title, as its manifest names it ("" when it has none)."""
+        return self.titles.get(service, "")
 
     def in_vertical(self, domains: Collection[str]) -> frozenset[str]:
         """The services whose domain is one of ``domains`` (a vertical's systems)."""
         key = ("vertical", "", ",".join(sorted(domains)))
         found = self.derived.get(key)
         if found is None:
-            found = self.derived[key] = frozenset(s for s in self.runtimes if self.domain(s) in domains)
+            found = self.derived[key] = frozenset(s for s in self.domains if self.domain(s) in domains)
         return found
 
     def sinks(self) -> tuple[Table, ...]:
