@@ -80,8 +80,10 @@ def _required(tool: ToolDef) -> list[str]:
 
 
 def _slim(table: Table) -> None:
-    """Its tools without what scenarios never read (output schema, description): the rest of the
-    manifest can be freed."""
+    """Its entity and tools without what scenarios never read (descriptions, the columns' JSON schemas,
+    the tools' output schemas): the rest of the manifest can be freed."""
+    columns = [c.model_copy(update={"description": "", "json_schema": {}}) for c in table.entity.columns]
+    table.entity = table.entity.model_copy(update={"columns": columns})
     for name in ("lister", "reader", "creator", "updater", "deleter"):
         tool = getattr(table, name)
         if tool is not None:
@@ -274,9 +276,10 @@ class World:
 
     @staticmethod
     def pinned(tables: list[Table]) -> list[Table]:
-        """Of one service's tables, those whose rows scenarios read: rows keyed to people by e-mail (people,
-        their records, party tables to mirror into) and the tables a create tool's required reference
-        names (a sink's scopes). Reading another table's rows stays correct, only slower (read again)."""
+        """Of one service's tables, those whose rows scenarios read: rows keyed to people by e-mail in a
+        table a tool lists or adds to (people, their records, party tables to mirror into) and the
+        listable tables a create tool's required reference names (a sink's scopes). Reading another
+        table's rows stays correct, only slower (read again)."""
         named: set[str] = set()
         for table in tables:
             tool = table.creator
@@ -286,7 +289,12 @@ class World:
                 column = table.entity.column(tool.arg_columns.get(arg, ""))
                 if column is not None and (column.ref or (column.semantic or "").startswith("id:")):
                     named.add(column.ref or (column.semantic or "")[3:])
-        return [t for t in tables if t.email_path is not None or t.entity.name in named]
+        return [
+            t
+            for t in tables
+            if (t.email_path is not None and (t.lister or t.creator))
+            or (t.entity.name in named and t.lister is not None)
+        ]
 
     def finish(self) -> None:
         """Find the people once every service is added."""
