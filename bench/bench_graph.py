@@ -8,6 +8,13 @@ the CPU time to build the graph (tools, ports, role index) and to draw every edg
 summary pass), the Python heap the graph holds (tracemalloc) and the process RSS, the
 edges drawn against the edges all-pairs linking on the same roles would materialise, and the
 spread of ``--walks`` structural walks (busiest service's share, same-vertical pairs).
+
+    .venv/bin/python bench/bench_graph.py --library DIR --memory
+
+``--memory`` builds the graph of the library as it is, twice, each in a fresh process so its peak
+RSS is its own: every manifest held as pydantic objects (``build_graph(load_manifests(...))``, the
+path before streaming) and one manifest at a time (``stream_graph``, what ``compoworld graph``
+runs); it prints peak RSS, CPU seconds and whether the two graph JSONs are byte-identical.
 """
 
 from __future__ import annotations
@@ -95,7 +102,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="5000,20000", help="Tool counts, comma-separated.")
     parser.add_argument("--walks", type=int, default=1000)
     parser.add_argument("--json", type=Path, help="Also write the rows here.")
+    parser.add_argument("--memory", action="store_true", help="Held vs streamed, side by side (see above).")
+    parser.add_argument("--path", choices=("held", "streamed"), default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.path is not None:
+        return _one_path(args.library, args.path)
+    if args.memory:
+        return _memory(args.library)
     manifests, skipped = load_manifests_skipping(args.library)
     for miss in skipped:
         print(f"skipped {miss.folder}: {miss.reason}", file=sys.stderr)
@@ -118,6 +131,43 @@ def main() -> None:
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def _one_path(library: Path, path: str) -> None:
+    """One graph build in this process: its figures as one JSON line."""
+    import hashlib
+    import resource
+
+    from orchestrator.graph.build import stream_graph
+
+    c0 = time.process_time()
+    if path == "held":
+        graph = build_graph(load_manifests_skipping(library)[0])
+    else:
+        graph = stream_graph(library).graph
+    text = graph.model_dump_json()
+    c1 = time.process_time()
+    figures = {
+        "tools": len(graph.nodes),
+        "cpu_s": round(c1 - c0, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "sha256": hashlib.sha256(text.encode()).hexdigest()[:16],
+    }
+    print(json.dumps(figures))
+
+
+def _memory(library: Path) -> None:
+    import subprocess
+
+    runs = {}
+    for path in ("held", "streamed"):
+        command = [sys.executable, __file__, "--library", str(library), "--path", path]
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        runs[path] = json.loads(out.strip().splitlines()[-1])
+    print(f"{'':>12} {'manifests held':>16} {'streamed':>16}")
+    for key in runs["held"]:
+        print(f"{key:>12} {runs['held'][key]!s:>16} {runs['streamed'][key]!s:>16}")
+    print(f"\nbyte-identical graph JSON: {runs['held']['sha256'] == runs['streamed']['sha256']}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ not count) and as wall time. Side by side in the same run, the first ``--referen
 generated again with ``reuse=False`` (every solution replayed from the seed on eagerly forked
 services, changed tables re-read by every grading pass): the same tasks and verdicts, the
 previous approach's cost.
+
+    python bench/bench_taskgen.py --library DIR --n 200 --memory [--memory-mb 2560]
+
+``--memory`` runs the generation twice, each in a fresh process so its peak RSS is its own: the old
+path (every runtime loaded, then the world index) and the new one (``stream_library``: one service
+at a time, runtimes loaded on first use from a bounded pool). It prints peak RSS, RSS after the
+index, index time, verified tasks per CPU second and whether the two task files are byte-identical.
 """
 
 from __future__ import annotations
@@ -58,7 +65,14 @@ def main() -> None:
         "--reference-n", type=int, default=100, help="Tasks for the reuse=False side (0: skip)."
     )
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
+    parser.add_argument("--memory", action="store_true", help="Old and new path side by side (see above).")
+    parser.add_argument("--memory-mb", type=float, default=None, help="The new path's pool budget (MiB).")
+    parser.add_argument("--path", choices=("eager", "streamed"), default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.path is not None:
+        return _one_path(args)
+    if args.memory:
+        return _memory(args)
     import asyncio
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -141,6 +155,67 @@ def _reference(runtimes: dict[str, Any], args: argparse.Namespace, tasks: list[A
         t.model_dump_json() for t in made[False]
     ]
     return out
+
+
+def _one_path(args: argparse.Namespace) -> None:
+    """One generation run in this process (``--path``): its figures as one JSON line."""
+    import asyncio
+    import hashlib
+    import resource
+
+    from compoworld.runtime.pool import load_library_skipping, rss_mb
+    from orchestrator.tasks.library import MEMORY_MB, eager_library, stream_library
+    from orchestrator.tasksource import dump_tasks
+
+    library = Path(args.library)
+    settings = Settings(library=library, llm_base_url=None)
+    c0, t0 = time.process_time(), time.perf_counter()
+    if args.path == "eager":
+        runtimes, _ = load_library_skipping(library, settings)
+        lib = eager_library(runtimes)
+    else:
+        lib = stream_library(library, settings, memory_mb=args.memory_mb or MEMORY_MB)
+    generator = TaskGenerator(lib, GenerateOptions(n=args.n, seed=args.seed))
+    c1, t1, indexed = time.process_time(), time.perf_counter(), rss_mb()
+    tasks, report = asyncio.run(generator.run())
+    c2, t2 = time.process_time(), time.perf_counter()
+    pool = lib.runtimes
+    figures = {
+        "services": len(lib.runtimes),
+        "index_s": round(t1 - t0, 2),
+        "index_cpu_s": round(c1 - c0, 2),
+        "rss_after_index_mb": round(indexed),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "tasks": report.produced,
+        "verified_tasks_per_cpu_s": round(report.produced / (c2 - c1), 1) if c2 > c1 else 0.0,
+        "verified_tasks_per_s": round(report.produced / (t2 - t1), 1) if t2 > t1 else 0.0,
+        "loads": getattr(getattr(pool, "stats", None), "loads", len(lib.runtimes)),
+        "evictions": getattr(getattr(pool, "stats", None), "evictions", 0),
+        "sha256": hashlib.sha256(dump_tasks(tasks).encode()).hexdigest()[:16],
+    }
+    print(json.dumps(figures))
+
+
+def _memory(args: argparse.Namespace) -> None:
+    """The old and the new path, each in its own process, side by side."""
+    import subprocess
+
+    if not args.library:
+        raise SystemExit("--memory needs --library")
+    runs: dict[str, dict[str, Any]] = {}
+    for path in ("eager", "streamed"):
+        command = [sys.executable, __file__, "--library", args.library, "--n", str(args.n)]
+        command += ["--seed", str(args.seed), "--path", path]
+        if args.memory_mb is not None:
+            command += ["--memory-mb", str(args.memory_mb)]
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        runs[path] = json.loads(out.strip().splitlines()[-1])
+    print(f"{'':>28} {'all runtimes loaded':>20} {'streamed, on first use':>24}")
+    for key in runs["eager"]:
+        print(f"{key:>28} {runs['eager'][key]!s:>20} {runs['streamed'][key]!s:>24}")
+    print(f"\nbyte-identical tasks: {runs['eager']['sha256'] == runs['streamed']['sha256']}")
+    if args.json:
+        args.json.write_text(json.dumps(runs, indent=2) + "\n")
 
 
 if __name__ == "__main__":
