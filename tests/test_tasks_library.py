@@ -97,3 +97,13 @@ def test_a_folder_that_fails_to_load_is_skipped_by_name_and_the_rest_still_make_
     runtimes, skipped = load_library_skipping(root, _settings(root))
     assert [Path(m.folder).name for m in skipped] == ["billing"]
     assert _tasks(streamed, 4, 2) == _tasks(eager_library(runtimes), 4, 2)
+
+
+def test_a_memory_budget_the_process_is_over_unloads_idle_services_but_never_below_the_floor(
+    small: Path,
+) -> None:
+    pool = ServicePool(small, _settings(small), max_resident=10, memory_mb=1.0, min_resident=2)
+    for name in sorted(pool):
+        pool[name]
+        assert len(pool.resident()) >= min(2, pool.stats.loads)
+    assert pool.stats.evictions > 0 and len(pool.resident()) < len(pool)

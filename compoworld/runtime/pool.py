@@ -63,13 +63,17 @@ class ServicePool(Mapping[str, ServiceRuntime]):
         catalog: Catalog | None = None,
         max_resident: int = 256,
         memory_mb: float | None = None,
+        min_resident: int = 0,
     ) -> None:
+        """``min_resident``: the memory budget never unloads below this many (RSS that is not the
+        pool's, caches say, would otherwise unload the services in use over and over)."""
         self.library = library
         self.settings = settings
         self.llm = llm
         self.catalog = catalog or read_catalog(library)
         self.max_resident = max(1, max_resident)
         self.memory_mb = memory_mb
+        self.min_resident = max(0, min_resident)
         self.stats = PoolStats()
         #: name -> why it is not served: folders the catalog skipped and services that failed to load
         self.broken: dict[str, str] = {Path(m.folder).name: m.reason for m in self.catalog.skipped}
@@ -134,8 +138,13 @@ class ServicePool(Mapping[str, ServiceRuntime]):
     def _shrink(self, keep: str) -> None:
         """Unload least recently used idle services while over the count or memory budget."""
         over = len(self._resident) - self.max_resident
-        if self.memory_mb is not None and rss_mb() > self.memory_mb:
-            over = max(over, len(self._resident) // 4)  # RSS falls slowly: make room in one go
+        if (
+            self.memory_mb is not None
+            and len(self._resident) > self.min_resident
+            and rss_mb() > self.memory_mb
+        ):
+            # RSS falls slowly: make room in one go
+            over = max(over, min(len(self._resident) // 4, len(self._resident) - self.min_resident))
         for name in list(self._resident):
             if over <= 0:
                 break

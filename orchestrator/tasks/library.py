@@ -44,6 +44,8 @@ __all__ = [
 RESIDENT = 1024
 #: ... and the process RSS (MiB) past which idle ones are unloaded: the issue's 4 GiB less the caches
 MEMORY_MB = 2560.0
+#: ... but never below this many (the services a task and its solutions use stay loaded)
+MIN_RESIDENT = 64
 #: seed tables outside the world index whose rows are kept (the rest are read again when asked for)
 RECENT_TABLES = 4096
 
@@ -130,7 +132,14 @@ def stream_library(
         skipped=skipped,
         from_index=catalog.from_index,
     )
-    pool = ServicePool(root, settings, catalog=served, max_resident=resident, memory_mb=memory_mb)
+    pool = ServicePool(
+        root,
+        settings,
+        catalog=served,
+        max_resident=resident,
+        memory_mb=memory_mb,
+        min_resident=min(MIN_RESIDENT, resident),
+    )
     pool.broken.clear()  # the skipped folders are not in it at all, as they are not in an eager library
     world.runtimes = seeds.runtimes = pool
     world.derived[("message_tools", "", "")] = messages
