@@ -243,7 +243,7 @@ class ServiceRuntime:
         return self.store.dump(self.store.get(episode_id) if episode_id else self.store.seed_view())
 
     def state_hash(self, episode_id: str | None) -> str:
-        return str(self.dump(episode_id)["hash"])
+        return self.store.state_hash(self.store.get(episode_id) if episode_id else self.store.seed_view())
 
     def select(
         self, episode_id: str | None, table: str, where: dict[str, Any] | None = None

@@ -148,17 +148,19 @@ def _verify(folder: Path, base: Synthesis, result: ServiceBuildResult) -> Synthe
     Switching a tool can expose another (a reader it relied on); every round marks at least one
     more tool, so this ends within one round per tool. A crash of the whole verifier (not of one
     tool's check, which fails just that tool) marks every implemented tool with the crash as the
-    reason and verifies again; if it crashes with nothing left to mark, the build fails.
+    reason and verifies again; if it crashes with nothing left to mark, the build fails. The
+    determinism check (a second load seeds the same state) counts only in the last round's report,
+    so the folder is loaded a second time only then.
     """
-    from compoworld.synth.verify import verify_runtime
+    from compoworld.synth.verify import verify_runtime, with_determinism
 
     marked: dict[str, str] = {}
     synthesis = base
     report = None
     for _ in range(len(base.manifest.tools) + 2):
-        first, second = _load_twice(folder, result.name)
+        first = _check_loads(folder, result.name)
         try:
-            report = asyncio.run(verify_runtime(first, second))
+            report = asyncio.run(verify_runtime(first))
         except Exception as exc:
             reason = f"verifier crashed: {type(exc).__name__}: {exc}"[:_MAX_REASON]
             if not _implemented(synthesis):
@@ -168,6 +170,8 @@ def _verify(folder: Path, base: Synthesis, result: ServiceBuildResult) -> Synthe
         else:
             failed = {k: v[:_MAX_REASON] for k, v in report.failed_tools.items() if k not in marked}
         if not failed:
+            assert report is not None  # a crash marks every implemented tool, or raised above
+            report = with_determinism(report, first, _check_loads(folder, result.name))
             break
         marked |= {k: _failed_reason(base, k, v) for k, v in failed.items()}
         switched = {k: v for k, v in failed.items() if k in _implemented(synthesis)}
@@ -195,11 +199,6 @@ def _check_loads(folder: Path, name: str) -> ServiceRuntime:
         return ServiceRuntime.from_folder(folder, Settings.defaults())
     except Exception as exc:
         raise BuildError(f"{name}: the built service does not load: {type(exc).__name__}: {exc}") from exc
-
-
-def _load_twice(folder: Path, name: str) -> tuple[ServiceRuntime, ServiceRuntime]:
-    """Two independent loads: the verifier compares their seed hashes (determinism)."""
-    return _check_loads(folder, name), _check_loads(folder, name)
 
 
 def work_folder(out_dir: Path, name: str) -> Path:

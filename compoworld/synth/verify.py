@@ -33,7 +33,15 @@ from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
 
-__all__ = ["ToolCheck", "VerifyReport", "probe_server_errors", "verify_runtime", "verify_service"]
+__all__ = [
+    "ToolCheck",
+    "VerifyReport",
+    "probe_server_errors",
+    "same_seed",
+    "verify_runtime",
+    "verify_service",
+    "with_determinism",
+]
 
 _TOKEN = "verify-token"
 
@@ -89,25 +97,14 @@ class _Checker:
         self.twin = twin
         self.counter = 0
         self.tallies: dict[str, ListTally] = {}
-        self._seed_hash: tuple[tuple[int, int, int], str] | None = None
 
     def episode(self) -> str:
         self.counter += 1
         return f"verify-{self.counter}"
 
     def seed_hash(self) -> str:
-        """The seed view's state hash, computed again whenever its database changed.
-
-        The hash is a function of the seed database's rows (tables and action log); sqlite counts
-        every row written on the connection (``total_changes``) and every schema change
-        (``schema_version``), so an unchanged mark is an unchanged hash. Every read action's check
-        compares against it, and dumping the whole seed each time was a tenth of verification.
-        """
-        conn = self.rt.store.seed_view().conn
-        mark = (id(conn), conn.total_changes, int(conn.execute("PRAGMA schema_version").fetchone()[0]))
-        if self._seed_hash is None or self._seed_hash[0] != mark:
-            self._seed_hash = (mark, self.rt.state_hash(None))
-        return self._seed_hash[1]
+        """The seed view's state hash (the store dumps the seed again only once it changed)."""
+        return self.rt.state_hash(None)
 
     async def call(self, episode: str | None, tool: str, args: dict[str, Any]) -> ToolResult:
         """A twin call: the uniform route, and the spec's REST route in the episode's twin."""
@@ -343,7 +340,7 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
     checker = _Checker(runtime, Twin(client, _TOKEN, rest_tools))
     results = [await checker.check_tool(t) for t in runtime.manifest.tools]
     seed_hash = checker.seed_hash()
-    deterministic = rebuilt is None or rebuilt.state_hash(None) == seed_hash
+    deterministic = rebuilt is None or same_seed(runtime, rebuilt)
     implemented = sum(1 for b in runtime.tools.values() if b.backend == "implemented")
     actions = sum(1 for b in runtime.tools.values() if b.backend == "action")
     return VerifyReport(
@@ -355,6 +352,27 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
         implemented=implemented,
         actions=actions,
         simulated=len(runtime.tools) - implemented - actions,
+    )
+
+
+def same_seed(runtime: ServiceRuntime, rebuilt: ServiceRuntime) -> bool:
+    """Whether a second load of the same folder seeded the same state (the same state hash).
+
+    The same database image under the same tables dumps the same rows, so it has the same hash
+    without dumping either (hashing a large seed costs tens of ms; comparing its image, a fraction
+    of one); only where the images differ are the hashes compared.
+    """
+    same_tables = runtime.manifest.entities == rebuilt.manifest.entities
+    if same_tables and runtime.store.seed.serialize() == rebuilt.store.seed.serialize():
+        return True
+    return rebuilt.state_hash(None) == runtime.state_hash(None)
+
+
+def with_determinism(report: VerifyReport, runtime: ServiceRuntime, rebuilt: ServiceRuntime) -> VerifyReport:
+    """``report`` (made with no second load) with the determinism check of ``rebuilt`` added."""
+    deterministic = same_seed(runtime, rebuilt)
+    return report.model_copy(
+        update={"deterministic": deterministic, "passed": report.passed and deterministic}
     )
 
 
