@@ -20,6 +20,7 @@ from compoworld.contracts import ERROR_STATUS, ToolResult
 from compoworld.manifest import ToolDef
 from compoworld.runtime.conform import StrictChecker
 from compoworld.runtime.rest import RESERVED_PREFIX
+from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.wire import encode
 from compoworld.synth.asgi_client import AsgiClient
 
@@ -47,15 +48,31 @@ class CallRecord:
 
 
 class Twin:
-    """Makes twin calls against one service app."""
+    """Makes twin calls against one service app.
 
-    def __init__(self, client: AsgiClient | httpx.AsyncClient, token: str, rest_tools: set[str]) -> None:
+    Episodes are forked from the seed the first time a call runs in them, the REST twin only
+    when a REST call does. With the app's ``runtime`` at hand, the first fork goes over the admin
+    route (which must answer 201) and the rest call the runtime's own fork, which that route calls:
+    a fork is the same for every service, and thousands of them over HTTP were a twentieth of a
+    build; ``release`` deletes the episodes forked so far.
+    """
+
+    def __init__(
+        self,
+        client: AsgiClient | httpx.AsyncClient,
+        token: str,
+        rest_tools: set[str],
+        runtime: ServiceRuntime | None = None,
+    ) -> None:
         self.client = client
         self.admin = {"Authorization": f"Bearer {token}"}
         self.rest_tools = rest_tools
         self.records: list[CallRecord] = []
         self._checkers: dict[str, StrictChecker] = {}
         self._forked: set[str] = set()
+        self.runtime = runtime
+        self._admin_answered = False
+        self._held: list[str] = []
 
     @staticmethod
     def rest_twin(episode: str) -> str:
@@ -63,16 +80,28 @@ class Twin:
         return f"{episode}-rest"
 
     async def ensure(self, episode: str | None) -> None:
-        """Fork ``episode`` and its REST twin from the seed, the first time a call names it."""
+        """Fork ``episode`` from the seed, the first time a call names it."""
         if episode is None or episode in self._forked:
             return
         self._forked.add(episode)
-        for eid in (episode, self.rest_twin(episode)):
-            resp = await self.client.post(
-                f"{RESERVED_PREFIX}/admin/episodes", json={"episode_id": eid}, headers=self.admin
-            )
-            if resp.status_code != 201:
-                raise TwinFailure(f"fork answered HTTP {resp.status_code}: {resp.text[:200]}")
+        self._held.append(episode)
+        if self.runtime is not None and self._admin_answered:
+            self.runtime.fork(episode)
+            return
+        resp = await self.client.post(
+            f"{RESERVED_PREFIX}/admin/episodes", json={"episode_id": episode}, headers=self.admin
+        )
+        if resp.status_code != 201:
+            raise TwinFailure(f"fork answered HTTP {resp.status_code}: {resp.text[:200]}")
+        self._admin_answered = True
+
+    def release(self) -> None:
+        """Delete the episodes forked since the last release (a copy of the seed each): no later call
+        may name them. A verification kept hundreds of copies of the seed alive until its end."""
+        if self.runtime is not None:
+            for episode in self._held:
+                self.runtime.delete(episode)
+        self._held.clear()
 
     async def uniform(self, episode: str | None, tool: str, args: Any) -> ToolResult:
         """One call over the uniform route only."""
@@ -125,6 +154,7 @@ class Twin:
         headers = dict(request.headers)
         if episode is not None:
             headers["X-Episode-Id"] = self.rest_twin(episode)
+            await self.ensure(headers["X-Episode-Id"])
         resp = await self.client.request(
             request.method, request.url, headers=headers, content=request.content
         )

@@ -242,6 +242,7 @@ class _Checker:
             failure = f"verifier crashed: {type(exc).__name__}: {exc}"
         else:
             failure = None
+        self.twin.release()  # no other tool's check calls in this one's episodes
         records = [r for r in self.twin.records[first:] if r.tool == tool.name and r.success]
         return ToolCheck(
             tool=tool.name,
@@ -337,7 +338,7 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
     if health.status_code != 200:
         raise RuntimeError(f"{runtime.name}: /health answered {health.status_code}")
     rest_tools = {name for _, _, name in plan_routes(runtime.manifest).spec_routes}
-    checker = _Checker(runtime, Twin(client, _TOKEN, rest_tools))
+    checker = _Checker(runtime, Twin(client, _TOKEN, rest_tools, runtime))
     results = [await checker.check_tool(t) for t in runtime.manifest.tools]
     seed_hash = checker.seed_hash()
     deterministic = rebuilt is None or same_seed(runtime, rebuilt)
