@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 import hmac
 import re
@@ -295,8 +296,7 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
             name=name,
             include_in_schema=False,
         )
-    document = openapi_document(m, plan)
-    app.openapi = lambda: document  # type: ignore[method-assign]
+    app.openapi = functools.cache(lambda: openapi_document(m, plan))  # type: ignore[method-assign]
     return app
 
 
