@@ -35,6 +35,7 @@ tag whose values form a vocabulary (status, currency, country, language...).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, NamedTuple
 
@@ -329,6 +330,15 @@ def _name_tag(
     )
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _cached_name_tag(
+    words: tuple[str, ...], kind: str | None, fmt: str, desc: str, entity: str | None, has_enum: bool
+) -> S | None:
+    """``_name_tag``, remembered: seeding asks it for the same nested fields on every row (a
+    twentieth of a build went to answering the same question again)."""
+    return _name_tag(list(words), kind, fmt, desc, entity, has_enum)
+
+
 def _leaf(schema: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """The schema a field's values follow (an array's items) and its JSON type."""
     kind = primary_type(schema)
@@ -355,7 +365,7 @@ def value_tag(name: str, schema: Any, description: str = "", entity: str | None 
         return None
     desc = description or text_of(item.get("description"))
     has_enum = isinstance(item.get("enum"), list)
-    result = _name_tag(words, kind, fmt, desc, entity, has_enum)
+    result = _cached_name_tag(tuple(words), kind, fmt, desc, entity, has_enum)
     if result is None or (has_enum and result not in _ENUM_TAGS):
         return None
     return result.value
