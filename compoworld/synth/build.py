@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from compoworld.errors import LibraryError
-from compoworld.manifest import ServiceManifest
+from compoworld.manifest import EntityDef, ServiceManifest
 from compoworld.runtime.service import SCHEMA_FILE, ServiceRuntime, sqlmodel_ddl
 from compoworld.settings import Settings
 from compoworld.specs import SpecError, ingest_document, load_spec, read_document
 from compoworld.specs.model import ServiceSpec
+from compoworld.synth.ddl import entity_ddl
 from compoworld.synth.pipeline import Synthesis, synthesize, with_overrides
 from compoworld.synth.provenance import RECORD_FILE, BuildRecord, read_record, tool_signature
 from compoworld.synth.render import RENDERED_FILES, dumps_json, render_files, write_files
@@ -105,14 +106,18 @@ _SCHEMAS: dict[tuple[str, str], str | None] = {}
 _SCHEMAS_KEPT = 8
 
 
-def _schema_text(folder: Path, name: str) -> str | None:
+def _schema_text(folder: Path, name: str, entities: list[EntityDef]) -> str | None:
+    """``schema.sql`` of the folder's ``models.py`` (rendered from ``entities``): compiled from the
+    entities where ``entity_ddl`` can, else by importing it."""
     try:
         key = (name, (folder / "models.py").read_text(encoding="utf-8"))
     except FileNotFoundError:
         key = None
     if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
-    ddl = sqlmodel_ddl(folder, name)
+    ddl = entity_ddl(entities, key[1]) if key is not None else None
+    if ddl is None:
+        ddl = sqlmodel_ddl(folder, name)
     text = None if ddl is None else "".join(f"{statement};\n\n" for statement in ddl)
     if key is not None:
         while len(_SCHEMAS) >= _SCHEMAS_KEPT:
@@ -124,7 +129,7 @@ def _schema_text(folder: Path, name: str) -> str | None:
 def _render(folder: Path, synthesis: Synthesis) -> None:
     """Write the rendered files and ``schema.sql`` (the DDL of the models just written)."""
     write_files(folder, render_files(synthesis))
-    schema = _schema_text(folder, synthesis.manifest.name)
+    schema = _schema_text(folder, synthesis.manifest.name, synthesis.manifest.entities)
     if schema is None:
         (folder / SCHEMA_FILE).unlink(missing_ok=True)
     else:
@@ -411,7 +416,9 @@ def check_rendered(folder: Path) -> list[str]:
         elif path.read_text(encoding="utf-8") != text:
             differences.append(name)
     schema = folder / SCHEMA_FILE
-    stale = schema.exists() and schema.read_text(encoding="utf-8") != _schema_text(folder, folder.name)
+    stale = schema.exists() and schema.read_text(encoding="utf-8") != _schema_text(
+        folder, folder.name, synthesis.manifest.entities
+    )
     if not differences and stale:  # an optional cache, but never a stale one
         differences.append(SCHEMA_FILE)
     return differences
