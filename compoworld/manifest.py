@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from compoworld.errors import LibraryError
 
@@ -156,6 +156,22 @@ class ActionDef(BaseModel):
         "(``PUT /employees/{id}/emergencyContacts``): an object column takes the body (a PATCH merges "
         "it), a list column gets the body as one more item (a list body replaces it).",
     )
+    match: dict[str, str] = Field(
+        default_factory=dict,
+        description="lookup without a key: argument -> the column whose value it names "
+        "(``/PlayerSeasonStatsByPlayer/{season}/{playerid}``: ``season`` -> ``Season``, ``playerid`` -> "
+        "``PlayerID``; a date argument names a timestamp column by its day); the answer is the first "
+        "row, by key, holding every value, ``not_found`` when none does.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_match(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``match`` is written only where it binds something, so manifests written before it
+        existed (the starter's) stay byte for byte what they were."""
+        out: dict[str, Any] = handler(self)
+        if not self.match:
+            out.pop("match", None)
+        return out
 
 
 FilterOp = Literal[

@@ -11,10 +11,11 @@ later read, a state hash and a rubric criterion all see it.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from compoworld.manifest import ActionDef, ToolDef
+from compoworld.manifest import ActionDef, ColumnDef, ToolDef
 from compoworld.runtime.echo import reflect_row
 from compoworld.runtime.generate import generate_value
 from compoworld.runtime.ops import (
@@ -31,7 +32,7 @@ from compoworld.runtime.tables import EntityTable, quote
 from compoworld.schema_types import json_type
 from compoworld.seeding import seeded_rng
 
-__all__ = ["member_value", "op_action", "request_body"]
+__all__ = ["dated", "match_day", "member_value", "op_action", "request_body"]
 
 
 def _get(row: dict[str, Any], path: str) -> Any:
@@ -255,10 +256,59 @@ def _clear(
     return row
 
 
+#: Day formats a date argument may take (sportsdata's ``2018-FEB-27`` beside ISO), with their width.
+_DAY_FORMATS = (("%Y-%m-%d", 10), ("%Y-%b-%d", 11), ("%Y%m%d", 8))
+
+
+def dated(column: ColumnDef) -> bool:
+    """Whether a match on ``column`` compares days: a date or timestamp column."""
+    return column.format in ("date", "date-time") or column.semantic in ("date", "date-time")
+
+
+def match_day(value: Any) -> str | None:
+    """The ISO day a date argument names (``2018-02-27``, ``2018-FEB-27``, a timestamp), else None."""
+    text = str(value).strip()
+    for fmt, width in _DAY_FORMATS:
+        try:
+            return dt.datetime.strptime(text[:width], fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def _matched(tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> dict[str, Any]:
+    """The first row, by key, whose columns hold the values the arguments name (``action.match``):
+    a date or timestamp column by its day, any other by its text (``"2024"`` is the integer 2024)."""
+    assert tool.action is not None
+    clauses, params = [], []
+    for arg, name in sorted(tool.action.match.items()):
+        column = table.by_name[name]
+        if dated(column):
+            day = match_day(args.get(arg))
+            if day is None:
+                raise ToolFailure("not_found", f"no {table.entity.name} on {arg} {args.get(arg)!r}")
+            clauses.append(f"substr({quote(name)}, 1, 10) = ?")
+            params.append(day)
+        else:
+            clauses.append(f"CAST({quote(name)} AS TEXT) = ?")
+            params.append(str(args.get(arg)))
+    select = table.sql_get.split(" WHERE ")[0]
+    sql = f"{select} WHERE {' AND '.join(clauses)} ORDER BY {quote(table.pk)} LIMIT 1"
+    found = episode.conn.execute(sql, params).fetchone()
+    if found is None:
+        given = ", ".join(f"{a} {args.get(a)!r}" for a in sorted(tool.action.match))
+        raise ToolFailure("not_found", f"no {table.entity.name} with {given}")
+    return table.decode(found)
+
+
 def _lookup(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> dict[str, Any]:
-    """A read action: the addressed row (``not_found`` when the state does not hold it), unchanged."""
+    """A read action: the addressed row (``not_found`` when the state does not hold it), unchanged;
+    without a key, the row whose fields its arguments name."""
+    assert tool.action is not None
+    if tool.action.match:
+        return _matched(tool, table, episode, args)
     return _scoped(tool, table, episode, args)
 
 

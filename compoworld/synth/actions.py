@@ -21,7 +21,7 @@ from compoworld.synth.action_args import arg_columns, column_named, destination_
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key
 from compoworld.synth.paths import parse_path, sub_record_of
-from compoworld.synth.readside import READ_REASON, bind_lookup, row_param_target
+from compoworld.synth.readside import READ_REASON, bind_field_match, bind_lookup, row_param_target
 from compoworld.synth.resources import entity_name_for, path_param
 from compoworld.synth.schemas import merged_properties, unwrap
 from compoworld.synth.transitions import (
@@ -482,6 +482,11 @@ def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> Actio
     """A read action on one row answers from that row (``compoworld.synth.readside``)."""
     target = row_param_target(tool, target, inference)
     entity = _addressed(target, tool, inference)
+    if entity is not None and target.pk_param is None and json_type(tool.output_schema or {}) == "object":
+        if not _answers_row(tool, entity):  # a map or report about many rows, not one of them
+            raise Unbound(READ_REASON)
+        found = bind_field_match(tool, entity)  # ``/PlayerSeasonStatsByPlayer/{season}/{playerid}``
+        return ActionBinding(entity.name, found)
     if entity is None or target.pk_param is None:
         raise Unbound(READ_REASON)
     target = Target(entity.name, "action", pk_param=target.pk_param, parent_params=target.parent_params)

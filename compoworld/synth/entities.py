@@ -13,6 +13,7 @@ from compoworld.manifest import EntityDef
 from compoworld.specs.model import ServiceSpec
 from compoworld.specs.shapes import json_type
 from compoworld.synth.drafts import EntityDraft, finalize_entities
+from compoworld.synth.listparams import json_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.paths import sub_record_of
 from compoworld.synth.resources import Target, rest_entities
@@ -60,6 +61,29 @@ def _keep_sub_records(spec: ServiceSpec, drafts: list[EntityDraft], targets: dic
         }
 
 
+def _keep_match_fields(spec: ServiceSpec, drafts: list[EntityDraft], targets: dict[str, Target]) -> None:
+    """Fields a keyless read's path parameters all name (``/PlayerGameStatsByPlayer/{date}/{playerid}``
+    -> ``PlayerID``) are kept under the column cap, so the read can address the row holding them
+    (``compoworld.synth.readside.bind_field_match``)."""
+    by_name = {d.name: d for d in drafts}
+    for tool in spec.tools:
+        target = targets.get(tool.name)
+        if (tool.method or "").upper() != "GET" or target is None or target.pk_param is not None:
+            continue
+        draft = by_name.get(target.entity or "")
+        if draft is None:
+            continue
+        fields = {match_key(f): f for f in draft.fields}
+        keys = [
+            match_key(p.original_name or p.name)
+            for p in tool.params
+            if p.location == "path" and json_choices(p) is None
+        ]
+        named = [fields[k] for k in keys if k in fields]
+        if named and all(k in fields or k == "date" for k in keys):
+            draft.filtered |= set(named)
+
+
 def infer_entities(spec: ServiceSpec) -> EntityInference:
     """Entities and tool targets of one service, deterministic for a given spec."""
     if spec.source_kind in ("openapi3", "swagger2") and not _rpc_style(spec):
@@ -76,6 +100,7 @@ def infer_entities(spec: ServiceSpec) -> EntityInference:
             scope_by_path(spec, named, drafts, targets)
         scope_by_key_args(spec, drafts, targets)
         _keep_sub_records(spec, drafts, targets)
+        _keep_match_fields(spec, drafts, targets)
     else:
         drafts, targets = tool_entities(spec)
     return EntityInference(finalize_entities(drafts), targets)

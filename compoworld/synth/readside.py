@@ -5,19 +5,28 @@ the REST structure makes these neither a read nor a list of an entity, but the p
 of one. Served from typed state, such a call is refused as ``not_found`` for an id the state does
 not hold (never an invented answer), and its answer is the spec's own body filled from the row
 (or the row itself, where the spec answers with the entity). It changes nothing.
+
+A read whose path parameters are not the entity's key but name its fields (sportsdata's
+``GET /{format}/PlayerSeasonStatsByPlayer/{season}/{playerid}``, answering one season-stat row)
+addresses the row holding those values: ``season`` is the ``Season`` column, ``playerid`` the
+``PlayerID`` column, a date parameter a date or timestamp column by its day. Bound only where every
+path parameter (a wire-format selector aside) is such a column, it answers the first row holding
+them all and ``not_found`` where none does (``bind_field_match``).
 """
 
 from __future__ import annotations
 
-from compoworld.manifest import ActionDef, EntityDef
+from compoworld.manifest import ActionDef, ColumnDef, EntityDef
+from compoworld.runtime.actions import dated
 from compoworld.specs.model import ToolSpec
 from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.listparams import json_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.resources import path_param
 from compoworld.synth.unbound import Unbound
 
-__all__ = ["READ_REASON", "bind_lookup", "row_param_target"]
+__all__ = ["READ_REASON", "bind_field_match", "bind_lookup", "row_param_target"]
 
 #: Why a read action stays with the world model: nothing in its path names a row of typed state.
 READ_REASON = "a read action computes its answer (world model); its path names no row of typed state"
@@ -79,3 +88,32 @@ def bind_lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> A
         if column is not None:
             scope[arg] = column.name
     return ActionDef(kind="lookup", verb=_verb(tool), target=entity.name, scope=scope)
+
+
+def _field_column(key: str, semantic: str | None, entity: EntityDef) -> ColumnDef | None:
+    """The column a path parameter names: by name (``playerid`` -> ``PlayerID``), else, for a date
+    parameter (``{date}``), the entity's one date column or the one whose name says date."""
+    columns = [c for c in entity.columns if c.type not in ("json", "boolean")]
+    named = next((c for c in columns if match_key(c.source_name or c.name) == key), None)
+    if named is not None or not (semantic == "date" or key == "date"):
+        return named
+    days = [c for c in columns if dated(c)]
+    if len(days) == 1:
+        return days[0]
+    return next((c for c in days if "date" in match_key(c.source_name or c.name)), None)
+
+
+def bind_field_match(tool: ToolSpec, entity: EntityDef) -> ActionDef:
+    """A lookup of the ``entity`` row whose fields the path's parameters name (:class:`Unbound`:
+    some parameter names no column, or the path has none)."""
+    match: dict[str, str] = {}
+    for p in tool.params:
+        if p.location != "path" or json_choices(p) is not None:
+            continue  # ``{format}``: the wire format, answered as JSON elsewhere
+        column = _field_column(match_key(p.original_name or p.name), p.semantic, entity)
+        if column is None or column.primary_key:
+            raise Unbound(READ_REASON)
+        match[p.name] = column.name
+    if not match or len(set(match.values())) != len(match):
+        raise Unbound(READ_REASON)
+    return ActionDef(kind="lookup", verb=_verb(tool), target=entity.name, match=match)

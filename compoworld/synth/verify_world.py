@@ -20,11 +20,12 @@ from typing import Any, Protocol
 from jsonschema import Draft202012Validator
 
 from compoworld.contracts import ToolResult
-from compoworld.manifest import ActionDef, EntityDef, ToolDef
+from compoworld.manifest import ActionDef, ColumnDef, EntityDef, ToolDef
 from compoworld.runtime import ServiceRuntime
-from compoworld.runtime.actions import member_value, request_body
+from compoworld.runtime.actions import dated, match_day, member_value, request_body
 from compoworld.runtime.echo import norm
 from compoworld.runtime.worldstate import address_of, id_of, main_object, object_items
+from compoworld.schema_types import schema_types
 from compoworld.seeding import seeded_rng
 from compoworld.specs.shapes import json_type
 from compoworld.values import fit_string
@@ -266,8 +267,76 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+def _match_arg(tool: ToolDef, column: ColumnDef, value: Any) -> Any:
+    """The argument naming ``value`` of ``column``: a timestamp by its day, as text where the
+    argument is a string (``season: "2024"`` names the integer 2024)."""
+    if dated(column):
+        return match_day(value)
+    arg = next((a for a, c in (tool.action.match if tool.action else {}).items() if c == column.name), "")
+    schema = (tool.input_schema.get("properties") or {}).get(arg)
+    wants_text = isinstance(schema, dict) and "string" in schema_types(schema)[0]
+    return str(value) if wants_text and not isinstance(value, str) else value
+
+
+async def _check_match(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
+    """A lookup by fields answers the first seed row (by key) holding the values its arguments
+    name, changes nothing, and values no row holds are not found."""
+    entity = _entity(ck.rt, action.target)
+    columns = {c.name: c for c in entity.columns}
+    rows = sorted(
+        (
+            r
+            for r in _rows(ck.rt, entity)
+            if all(
+                r.get(c) is not None and _match_arg(tool, columns[c], r[c]) is not None
+                for c in action.match.values()
+            )
+        ),
+        key=lambda r: (str(type(r[entity.pk])), r[entity.pk]),
+    )
+    episode = ck.episode()
+    args = ck.args_for(tool, rows[0] if rows else None, full=True)
+    if rows:
+        values = {a: _match_arg(tool, columns[c], rows[0][c]) for a, c in action.match.items()}
+        args.update(values)
+        held = [
+            r
+            for r in rows
+            if all(
+                _text(_match_arg(tool, columns[c], r[c])) == _text(values[a]) for a, c in action.match.items()
+            )
+        ]
+        data = await ck.expect_ok(episode, tool, args)
+        if action.returns == "row":
+            found = tool.rows_in(data) or []
+            if len(found) != 1 or not _same_row(tool, found[0][1], held[0], entity):
+                raise CheckFailure(
+                    f"{tool.name} with {values} answered another {entity.name} than '{held[0][entity.pk]}'"
+                )
+        if ck.rt.state_hash(episode) != ck.seed_hash():
+            raise CheckFailure(f"{tool.name} (a read) changed the typed state")
+        checks.append("lookup answers the row holding the values its arguments name")
+    arg, name = sorted(action.match.items())[0]
+    column = columns[name]
+    if dated(column):
+        missing: Any = "1901-01-01"
+    else:
+        missing = _match_arg(
+            tool, column, 987654321 if column.type in ("integer", "number") else "no-such-value"
+        )
+    unknown = await ck.call(episode, tool.name, {**args, arg: missing})
+    if unknown.success or unknown.code != "not_found":
+        raise CheckFailure(
+            f"{tool.name} with {arg} {missing!r}, which no row holds, was not 'not_found': {unknown}"
+        )
+    checks.append("unmatched values not found")
+
+
 async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
     """A read action answers from the row it addresses, changes nothing, and an unknown id is not found."""
+    if action.match:
+        await _check_match(ck, tool, action, checks)
+        return
     entity = _entity(ck.rt, action.target)
     rows = _rows(ck.rt, entity)
     episode = ck.episode()
