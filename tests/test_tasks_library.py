@@ -90,8 +90,14 @@ def test_a_folder_that_fails_to_load_is_skipped_by_name_and_the_rest_still_make_
     shutil.copytree(small, root)
     (root / "billing" / "seed.json").write_text("{not json")
     heard: list[SkippedFolder] = []
-    streamed = stream_library(root, _settings(root), on_skip=heard.append)
+    progress: list[tuple[int, int]] = []
+    streamed = stream_library(
+        root, _settings(root), on_skip=heard.append, on_progress=lambda *seen: progress.append(seen)
+    )
     assert [Path(m.folder).name for m in heard] == ["billing"] and "billing" in heard[0].folder
+    folders = len([p for p in root.iterdir() if (p / "manifest.json").is_file()])
+    # a count per service indexed, against every folder of the catalog (the broken one included)
+    assert progress == [(i, folders) for i in range(1, folders)]
     assert heard == streamed.skipped
     assert "billing" not in streamed.runtimes and "crm" in streamed.runtimes
     runtimes, skipped = load_library_skipping(root, _settings(root))

@@ -55,11 +55,14 @@ def _streamed(console: Console, library: Path | None, settings: Settings) -> Tas
     """The library indexed one service at a time, runtimes loaded on first use (``tasks generate``)."""
     root = library or settings.library
     try:
-        streamed = stream_library(
-            root,
-            settings.model_copy(update={"library": root, "llm_base_url": None}),
-            on_skip=lambda miss: console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]"),
-        )
+        with _progress(console) as progress:  # a corpus-sized library takes minutes to index
+            bar = progress.add_task("indexing the library", total=None)
+            streamed = stream_library(
+                root,
+                settings.model_copy(update={"library": root, "llm_base_url": None}),
+                on_skip=lambda miss: console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]"),
+                on_progress=lambda done, total: progress.update(bar, completed=done, total=total),
+            )
     except CompoWorldError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc

@@ -104,13 +104,16 @@ def stream_library(
     memory_mb: float | None = MEMORY_MB,
     recent: int = RECENT_TABLES,
     on_skip: Callable[[SkippedFolder], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> TaskLibrary:
     """Index ``root`` one service at a time (module docstring); runtimes then load on first use.
 
     A folder that does not load is skipped with the reason (``on_skip`` hears each, as it is found),
     exactly as ``load_library_skipping`` skips it: the services are the same, so are the tasks.
+    ``on_progress`` hears (services indexed, services in the catalog) after each one.
     """
     catalog = read_catalog(root)
+    total = len(catalog.names())
     skipped: list[SkippedFolder] = []
     seeds = SeedIndex({}, recent=recent)
     world = World({}, seeds, index=False)
@@ -125,6 +128,8 @@ def stream_library(
         messages += service_message_tools(name, runtime.manifest)
         hashes[name] = SeedCache().state_hash(runtime)
         reported = _report(skipped, reported, on_skip)
+        if on_progress is not None:
+            on_progress(len(hashes), total)
     _report(skipped, reported, on_skip)
     served = Catalog(
         path=catalog.path,
