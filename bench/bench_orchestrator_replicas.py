@@ -266,7 +266,10 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=400, help="Tool calls timed per side.")
     parser.add_argument("--episodes", type=int, default=300, help="Concurrent episodes (a multiple of 4).")
     parser.add_argument(
-        "--gold-from", type=Path, default=None, help="A tasks JSONL whose first task's gold calls the timed task carries."
+        "--gold-from",
+        type=Path,
+        default=None,
+        help="A tasks JSONL whose first task's gold calls the timed task carries.",
     )
     ns = parser.parse_args()
     return asyncio.run(main_async(ns.n, ns.episodes, ns.gold_from))

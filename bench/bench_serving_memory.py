@@ -118,7 +118,9 @@ def docker_mem(argv: list[str], library: Path, label: str) -> float:
         probe = ["docker", "exec", name, "python", "-m", "compoworld.deploy.healthcheck"]
         while subprocess.run(probe, capture_output=True, check=False).returncode != 0:
             if time.monotonic() > deadline:  # what the container said, and whether it still runs
-                logs = subprocess.run(["docker", "logs", "--tail", "40", name], capture_output=True, text=True)
+                logs = subprocess.run(
+                    ["docker", "logs", "--tail", "40", name], capture_output=True, text=True
+                )
                 state = subprocess.run(
                     ["docker", "inspect", "-f", "{{.State.Status}} exit {{.State.ExitCode}}", name],
                     capture_output=True,

@@ -51,7 +51,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from orchestrator.errors import EpisodeBusy, EpisodeConflict
-from orchestrator.lifecycle import EpisodeRecord, record_from_json, record_to_json, task_from_json, task_to_json
+from orchestrator.lifecycle import (
+    EpisodeRecord,
+    record_from_json,
+    record_to_json,
+    task_from_json,
+    task_to_json,
+)
 from orchestrator.models import Task
 from orchestrator.redislane import Script as _Script
 from orchestrator.redislane import ScriptLane

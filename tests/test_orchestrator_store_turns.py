@@ -204,9 +204,7 @@ def _lane_args(store: RedisEpisodeStore) -> list[list[Any]]:
     return recording.sent
 
 
-async def test_the_task_is_written_once_and_each_replica_reads_it_once(
-    redis_server: str, mesh: Any
-) -> None:
+async def test_the_task_is_written_once_and_each_replica_reads_it_once(redis_server: str, mesh: Any) -> None:
     """A generated task carries its gold calls' results (~200 KB); it never changes after the open,
     so no turn sends it to Redis again and a replica fetches it only for an episode it has not served."""
     _, urls = mesh
@@ -266,8 +264,15 @@ async def test_a_record_written_with_its_task_inside_still_reads(redis_server: s
 
     prefix, eid = uuid.uuid4().hex, uuid.uuid4().hex
     rec = EpisodeRecord(
-        id=eid, task=task_create(), mode="direct", seed=1, exposure=ExposurePlan("direct", ["crm"], []),
-        messages=[], max_steps=3, deadline=1e12, version=1,  # serialised with the version it has once written
+        id=eid,
+        task=task_create(),
+        mode="direct",
+        seed=1,
+        exposure=ExposurePlan("direct", ["crm"], []),
+        messages=[],
+        max_steps=3,
+        deadline=1e12,
+        version=1,  # serialised with the version it has once written
     )
     raw = aioredis.Redis.from_url(redis_server)
     store = RedisEpisodeStore(aioredis.Redis(connection_pool=raw.connection_pool), prefix=prefix)

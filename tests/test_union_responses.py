@@ -54,7 +54,9 @@ def _doc() -> dict[str, Any]:
                     "responses": ok(new),
                 },
             },
-            "/files/{fileId}": {"get": {"operationId": "getFile", "parameters": [file_id], "responses": ok(_UNION)}},
+            "/files/{fileId}": {
+                "get": {"operationId": "getFile", "parameters": [file_id], "responses": ok(_UNION)}
+            },
         },
     }
 

@@ -264,12 +264,15 @@ class _ListCheck:
             named = [(c.source_name or c.name, c) for c in self.entity.columns]
             if sort_schema.get("enum"):  # a spelling of the enum that names one field, no direction
                 terms = [(v, sort_terms(self.entity, str(v)) or []) for v in sort_schema["enum"]]
-                named = [(v, t[0][0]) for v, t in terms if len(t) == 1 and t[0][0] is not None and t[0][1] is None]
+                named = [
+                    (v, t[0][0]) for v, t in terms if len(t) == 1 and t[0][0] is not None and t[0][1] is None
+                ]
             spelled, column = next(
                 (
                     (v, c)
                     for v, c in named
-                    if c.type in ("string", "integer", "number") and len(set(map(_text, self.values(c.name)))) > 1
+                    if c.type in ("string", "integer", "number")
+                    and len(set(map(_text, self.values(c.name)))) > 1
                 ),
                 (None, None),
             )
@@ -285,9 +288,13 @@ class _ListCheck:
             got, _ = await self.page(args)
             seen = [r.get(column.name) for r in got if r.get(column.name) is not None]
             if desc and seen != sorted(seen, key=_order_key, reverse=True):
-                raise CheckFailure(f"{arg}={directions[desc]!r} did not order the rows by {column.name} descending")
+                raise CheckFailure(
+                    f"{arg}={directions[desc]!r} did not order the rows by {column.name} descending"
+                )
             if not desc and extra and seen != sorted(seen, key=_order_key):
-                raise CheckFailure(f"{arg}={directions[desc]!r} did not order the rows by {column.name} ascending")
+                raise CheckFailure(
+                    f"{arg}={directions[desc]!r} did not order the rows by {column.name} ascending"
+                )
         return True
 
     async def paged(self) -> bool:

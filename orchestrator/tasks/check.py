@@ -52,10 +52,18 @@ def check_tasks(
     bad_lines: Sequence[TaskFileError],
     runtimes: Mapping[str, ServiceRuntime],
     progress: Callable[[int], None] | None = None,
+    *,
+    version: str | None = None,
+    seeds: SeedIndex | None = None,
 ) -> CheckReport:
-    """Verify each (line, task) in one event loop; an unexpected failure is reported against its line."""
-    version = library_version([r.manifest for r in runtimes.values()])
-    seeds = SeedIndex(runtimes)
+    """Verify each (line, task) in one event loop; an unexpected failure is reported against its line.
+
+    ``version`` and ``seeds`` of a streamed library (``tasks.library.stream_library``) spare reading
+    every runtime up front: its runtimes then load as the tasks reach them.
+    """
+    if version is None:
+        version = library_version([r.manifest for r in runtimes.values()])
+    seeds = seeds or SeedIndex(runtimes)
     cache = SeedCache()
     report = CheckReport(lines=len(tasks) + len(bad_lines), bad_lines=list(bad_lines))
     start = time.perf_counter()

@@ -12,8 +12,6 @@ from rich.table import Table
 
 from compoworld.commands import command_group
 from compoworld.errors import CompoWorldError
-from compoworld.runtime.pool import load_library_skipping
-from compoworld.runtime.service import ServiceRuntime
 from compoworld.settings import Settings
 from orchestrator.tasks.check import CheckReport, check_tasks
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks
@@ -32,23 +30,6 @@ LibraryOpt = Annotated[
 
 def _console() -> Console:
     return Console(highlight=False)
-
-
-def _library(console: Console, library: Path | None, settings: Settings) -> dict[str, ServiceRuntime]:
-    root = library or settings.library
-    try:
-        runtimes, skipped = load_library_skipping(
-            root, settings.model_copy(update={"library": root, "llm_base_url": None})
-        )
-    except CompoWorldError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from exc
-    for miss in skipped:  # one folder that does not load costs its own service, never the run
-        console.print(f"[yellow]skipped {miss.folder}: {miss.reason}[/yellow]")
-    if not runtimes:
-        console.print(f"[red]no services under {root} (expected <library>/<service>/manifest.json)[/red]")
-        raise typer.Exit(2)
-    return runtimes
 
 
 def _streamed(console: Console, library: Path | None, settings: Settings) -> TaskLibrary:
@@ -200,11 +181,18 @@ def check(
     if not file.is_file():
         console.print(f"[red]no task file {file}[/red]")
         raise typer.Exit(2)
-    runtimes = _library(console, library, Settings())
+    lib = _streamed(console, library, Settings())  # runtimes load as the tasks reach them
     tasks, bad = scan_tasks(file)
     with _progress(console) as progress:
         bar = progress.add_task("checking tasks", total=len(tasks))
-        report = check_tasks(tasks, bad, runtimes, progress=lambda done: progress.update(bar, completed=done))
+        report = check_tasks(
+            tasks,
+            bad,
+            lib.runtimes,
+            progress=lambda done: progress.update(bar, completed=done),
+            version=lib.version,
+            seeds=lib.seeds,
+        )
     console.print(_check_table(report))
     for err in report.bad_lines:
         console.print(f"[red]line {err.line}:[/red] {err.reason}")
