@@ -11,7 +11,6 @@ SQLite over the uniform and REST routes, and conformance-checked.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,8 @@ import pytest
 
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.settings import Settings
-from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
+from tests.inline_service import build_inline
 from tests.runtime_call import call
 
 _PRODUCT = {
@@ -117,10 +116,7 @@ def _doc() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("collection_writes")
-    spec = root / "keys.json"
-    spec.write_text(json.dumps(_doc()))
-    return Path(build_service(spec, root / "lib").folder)
+    return build_inline(tmp_path_factory.mktemp("collection_writes"), "keys", _doc())
 
 
 @pytest.fixture()

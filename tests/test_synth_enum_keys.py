@@ -9,7 +9,6 @@ name. Built from an inline document, called on real SQLite, and conformance-chec
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,8 @@ import pytest
 
 from compoworld.runtime import ServiceRuntime
 from compoworld.settings import Settings
-from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
+from tests.inline_service import build_inline
 from tests.runtime_call import call
 
 _LANGS = ["en", "es", "de"]
@@ -53,10 +52,7 @@ def _doc() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("enum_keys")
-    spec = root / "dictionary.json"
-    spec.write_text(json.dumps(_doc()))
-    return Path(build_service(spec, root / "lib").folder)
+    return build_inline(tmp_path_factory.mktemp("enum_keys"), "dictionary", _doc())
 
 
 @pytest.fixture()

@@ -11,7 +11,6 @@ an invented row). Built from an inline document, called on real SQLite, and conf
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,8 @@ import pytest
 
 from compoworld.runtime import ServiceRuntime
 from compoworld.settings import Settings
-from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
+from tests.inline_service import build_inline
 from tests.runtime_call import call
 
 _FORMAT = {
@@ -84,10 +83,7 @@ def _doc() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("field_lookups")
-    spec = root / "stats.json"
-    spec.write_text(json.dumps(_doc()))
-    return Path(build_service(spec, root / "lib").folder)
+    return build_inline(tmp_path_factory.mktemp("field_lookups"), "stats", _doc())
 
 
 @pytest.fixture()

@@ -26,6 +26,7 @@ from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.settings import Settings
 from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
+from tests.inline_service import build_inline
 from tests.runtime_call import call
 
 _DEVICE = {
@@ -117,10 +118,7 @@ def _doc() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("records")
-    spec = root / "records.json"
-    spec.write_text(json.dumps(_doc()))
-    return Path(build_service(spec, root / "lib").folder)
+    return build_inline(tmp_path_factory.mktemp("records"), "records", _doc())
 
 
 @pytest.fixture()

@@ -9,7 +9,6 @@ given the fixed default a required field state has nothing for gets.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,8 @@ import pytest
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.fit import variant_fit
 from compoworld.settings import Settings
-from compoworld.synth.build import build_service
 from compoworld.synth.verify import verify_service
+from tests.inline_service import build_inline
 from tests.runtime_call import call
 
 _LINK = {
@@ -63,10 +62,7 @@ def _doc() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("exports")
-    spec = root / "exports.json"
-    spec.write_text(json.dumps(_doc()))
-    return Path(build_service(spec, root / "lib", verify=False).folder)
+    return build_inline(tmp_path_factory.mktemp("exports"), "exports", _doc(), verify=False)
 
 
 def test_the_read_of_a_row_lacking_every_variants_fields_answers_a_variant(folder: Path) -> None:
