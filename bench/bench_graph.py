@@ -157,17 +157,10 @@ def _one_path(library: Path, path: str) -> None:
 
 
 def _memory(library: Path) -> None:
-    import subprocess
+    from bench.side_by_side import run_paths
 
-    runs = {}
-    for path in ("held", "streamed"):
-        command = [sys.executable, __file__, "--library", str(library), "--path", path]
-        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-        runs[path] = json.loads(out.strip().splitlines()[-1])
-    print(f"{'':>12} {'manifests held':>16} {'streamed':>16}")
-    for key in runs["held"]:
-        print(f"{key:>12} {runs['held'][key]!s:>16} {runs['streamed'][key]!s:>16}")
-    print(f"\nbyte-identical graph JSON: {runs['held']['sha256'] == runs['streamed']['sha256']}")
+    paths = {"held": "manifests held", "streamed": "streamed"}
+    run_paths(__file__, ["--library", str(library)], paths, 12, "graph JSON")
 
 
 if __name__ == "__main__":

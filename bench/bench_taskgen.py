@@ -198,22 +198,15 @@ def _one_path(args: argparse.Namespace) -> None:
 
 def _memory(args: argparse.Namespace) -> None:
     """The old and the new path, each in its own process, side by side."""
-    import subprocess
+    from bench.side_by_side import run_paths
 
     if not args.library:
         raise SystemExit("--memory needs --library")
-    runs: dict[str, dict[str, Any]] = {}
-    for path in ("eager", "streamed"):
-        command = [sys.executable, __file__, "--library", args.library, "--n", str(args.n)]
-        command += ["--seed", str(args.seed), "--path", path]
-        if args.memory_mb is not None:
-            command += ["--memory-mb", str(args.memory_mb)]
-        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-        runs[path] = json.loads(out.strip().splitlines()[-1])
-    print(f"{'':>28} {'all runtimes loaded':>20} {'streamed, on first use':>24}")
-    for key in runs["eager"]:
-        print(f"{key:>28} {runs['eager'][key]!s:>20} {runs['streamed'][key]!s:>24}")
-    print(f"\nbyte-identical tasks: {runs['eager']['sha256'] == runs['streamed']['sha256']}")
+    command = ["--library", args.library, "--n", str(args.n), "--seed", str(args.seed)]
+    if args.memory_mb is not None:
+        command += ["--memory-mb", str(args.memory_mb)]
+    paths = {"eager": "all runtimes loaded", "streamed": "streamed, on first use"}
+    runs = run_paths(__file__, command, paths, 28, "tasks")
     if args.json:
         args.json.write_text(json.dumps(runs, indent=2) + "\n")
 
