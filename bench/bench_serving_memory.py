@@ -43,6 +43,9 @@ a = sys.argv
 uvicorn.run(app, host=a[a.index("--host") + 1], port=int(a[a.index("--port") + 1]), log_level="warning")
 """
 SINGLES = ("mailsquad", "crm", "accounting")  # smallest, typical, largest manifest of the starter set
+# Where a container sees the pack's library. Not /lib: Debian's /lib is the merged-usr link that holds
+# the ELF loader, and a mount over it leaves no process able to start ("exec ...: no such file").
+MOUNT = "/srv/pack-lib"
 Measure = Callable[[list[str], Path, str], float]
 
 
@@ -106,29 +109,24 @@ def docker_mem(argv: list[str], library: Path, label: str) -> float:
     image = os.environ.get("CW_IMAGE", "compoworld:latest")
     name = f"cw-bench-mem-{os.getpid()}"
     run = ["docker", "run", "-d", "--name", name, "-e", "COMPOWORLD_ADMIN_TOKEN=bench",
-           "-v", f"{library}:/lib:ro", "-e", "COMPOWORLD_LIBRARY=/lib"]  # fmt: skip
+           "-v", f"{library}:{MOUNT}:ro", "-e", f"COMPOWORLD_LIBRARY={MOUNT}"]  # fmt: skip
     if argv[:2] == ["-m", "compoworld.deploy.entrypoint"]:
         run += [image, *argv[2:]]
     else:  # a script in the library folder (the bare FastAPI baseline)
-        run += ["--entrypoint", "python", image, *(a.replace(str(library), "/lib") for a in argv)]
+        run += ["--entrypoint", "python", image, *(a.replace(str(library), MOUNT) for a in argv)]
     run += ["--host", "0.0.0.0", "--port", "8000"]
     subprocess.run(run, check=True, capture_output=True)
     try:
         deadline = time.monotonic() + 180
         probe = ["docker", "exec", name, "python", "-m", "compoworld.deploy.healthcheck"]
         while subprocess.run(probe, capture_output=True, check=False).returncode != 0:
-            if time.monotonic() > deadline:  # what the container said, and whether it still runs
+            state = _state(name)
+            if not state.startswith("running") or time.monotonic() > deadline:
                 logs = subprocess.run(
                     ["docker", "logs", "--tail", "40", name], capture_output=True, text=True
                 )
-                state = subprocess.run(
-                    ["docker", "inspect", "-f", "{{.State.Status}} exit {{.State.ExitCode}}", name],
-                    capture_output=True,
-                    text=True,
-                )
-                raise SystemExit(
-                    f"{label}: the container did not become healthy ({state.stdout.strip()})\n"
-                    f"{logs.stdout}{logs.stderr}"
+                raise SystemExit(  # what the container said, and whether it still runs
+                    f"{label}: the container did not become healthy ({state})\n{logs.stdout}{logs.stderr}"
                 )
             time.sleep(0.5)
         time.sleep(5)
@@ -137,6 +135,13 @@ def docker_mem(argv: list[str], library: Path, label: str) -> float:
         return _mib(usage.strip())
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+
+
+def _state(name: str) -> str:
+    """The container's state as ``docker inspect`` tells it: "running exit 0", "exited exit 1"..."""
+    fmt = "{{.State.Status}} exit {{.State.ExitCode}}"
+    done = subprocess.run(["docker", "inspect", "-f", fmt, name], capture_output=True, text=True)
+    return done.stdout.strip() or f"unknown ({done.stderr.strip()})"
 
 
 def _mib(text: str) -> float:
