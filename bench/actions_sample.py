@@ -12,7 +12,7 @@ provider of the corpus instead, such as sportsdata.io's ~35):
   have at least one implemented create/read/list/update/delete;
 - the **action effect share**: of the write actions (transition, insert, copy, clear, set), those
   whose call changed what a later read of the entity returns (the checker's "visible to a later
-  read"); lookups (read actions answered from the addressed row) are counted apart;
+  read"); lookups (read actions answered from the addressed row) and counts are counted apart;
 - why the remaining tools are simulated, by reason.
 
 Exits 1 when a target (>= 70% stateful, >= 90% effective actions) is missed. See docs/fidelity.md.
@@ -61,7 +61,7 @@ def _summary(pairs: list[tuple[ServiceManifest, VerifyReport]]) -> dict[str, obj
         for t in m.tools:
             if t.backend != "action" or t.action is None:
                 continue
-            (lookups if t.action.kind == "lookup" else writes).append((t, checks[t.name]))
+            (lookups if t.action.kind in ("lookup", "count") else writes).append((t, checks[t.name]))
     effective = sum(
         1 for _, c in writes if c.passed and any("visible to a later read" in x for x in c.checks)
     )
@@ -141,7 +141,7 @@ def main() -> int:
     print(
         f"write actions whose effect a later read sees: {effective}/{writes} = {effect:.1%} {dict(s['kinds'])}"
     )  # type: ignore[call-overload]
-    print(f"lookups answered from the addressed row (unknown id not found): {s['answered']}/{s['lookups']}")
+    print(f"lookups and counts answered from typed state: {s['answered']}/{s['lookups']}")
     for name, failure in s["failed"][:10]:  # type: ignore[index]
         print(f"  action failing: {name}: {(failure or '')[:200]}")
     print("why the other tools are not stateful:")

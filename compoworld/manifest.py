@@ -111,10 +111,12 @@ class ActionDef(BaseModel):
     ``requires`` or holds a value in ``refuses`` (already cancelled, in a terminal state).
     """
 
-    kind: Literal["transition", "insert", "copy", "clear", "set", "lookup"] = Field(
+    kind: Literal["transition", "insert", "copy", "clear", "set", "lookup", "count"] = Field(
         description="transition: move the row's status/flags; insert: add the row the read side "
-        "lists; copy: insert a copy of the row; clear: delete the row's children; set: write the "
-        "columns the arguments name; lookup: a read action answered from the addressed row."
+        "lists; copy: insert a copy of the row; clear: delete the row's children (without an "
+        "addressed row, every row of the target: ``DELETE /__admin/mappings``); set: write the "
+        "columns the arguments name; lookup: a read action answered from the addressed row; count: "
+        "a read answering how many rows of the target hold the values its arguments name."
     )
     verb: str = Field(description="The spec's verb (cancel, pause, send...).")
     target: str = Field(description="Entity whose rows the action writes.")
@@ -156,6 +158,11 @@ class ActionDef(BaseModel):
         "(``PUT /employees/{id}/emergencyContacts``): an object column takes the body (a PATCH merges "
         "it), a list column gets the body as one more item (a list body replaces it).",
     )
+    answer: str | None = Field(
+        default=None,
+        description='count: the field of the spec\'s answer that holds the number (``{"count": 3}``); '
+        "None: the answer is the bare number.",
+    )
     match: dict[str, str] = Field(
         default_factory=dict,
         description="lookup without a key: argument -> the column whose value it names "
@@ -166,11 +173,13 @@ class ActionDef(BaseModel):
 
     @model_serializer(mode="wrap")
     def _omit_unset_match(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``match`` is written only where it binds something, so manifests written before it
-        existed (the starter's) stay byte for byte what they were."""
+        """``match`` and ``answer`` are written only where they bind something, so manifests written
+        before they existed (the starter's) stay byte for byte what they were."""
         out: dict[str, Any] = handler(self)
         if not self.match:
             out.pop("match", None)
+        if self.answer is None:
+            out.pop("answer", None)
         return out
 
 

@@ -3,7 +3,8 @@
 A transition moves the addressed row's status or flags (refused with a reason when the row is
 already there, in a terminal state, or not in the state a reversal needs); an insert adds the row
 the read side lists (a sent message, in its sent state); a copy inserts a copy of the addressed
-row; a clear deletes the addressed row's children; a set writes the columns its arguments name.
+row; a clear deletes the addressed row's children (or, addressing none, every row of the table); a
+set writes the columns its arguments name; a count answers how many rows hold the values named.
 Every change goes through the same SQL, stamps and reference checks as the CRUD operations, so a
 later read, a state hash and a rubric criterion all see it.
 """
@@ -244,16 +245,48 @@ def _set(
 def _clear(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> dict[str, Any]:
-    assert tool.action is not None and tool.action.parent_column is not None
-    row = _scoped(tool, table, episode, args)
+    """Delete the addressed row's children; without a parent column, every row of the target
+    (``DELETE /__admin/mappings``), whose answer is then the spec's empty body."""
+    assert tool.action is not None
     child = store.by_entity[tool.action.target]
-    clauses = [f"{quote(tool.action.parent_column)} = ?"]
-    params: list[Any] = [child.encode_value(tool.action.parent_column, row[table.pk])]
+    clauses: list[str] = []
+    params: list[Any] = []
+    row: dict[str, Any] = {}
+    if tool.action.parent_column is not None:
+        row = _scoped(tool, table, episode, args)
+        clauses.append(f"{quote(tool.action.parent_column)} = ?")
+        params.append(child.encode_value(tool.action.parent_column, row[table.pk]))
     for column, values in sorted(tool.action.where.items()):
         clauses.append(f"{quote(column)} IN ({', '.join('?' for _ in values)})")
         params += [child.encode_value(column, v) for v in values]
-    episode.conn.execute(f"DELETE FROM {child.q_table} WHERE {' AND '.join(clauses)}", params)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    episode.conn.execute(f"DELETE FROM {child.q_table}{where}", params)
     return row
+
+
+def _count(
+    store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
+) -> Any:
+    """How many rows of the target hold the values the arguments name (each compared as text, as a
+    field-match lookup compares them; an argument not given filters nothing), under the parents
+    the path names: the spec's body (``{"count": 3}``) or the bare number."""
+    assert tool.action is not None
+    counted = store.by_entity[tool.action.target]
+    named = {**tool.arg_columns, **tool.action.scope}
+    clauses, params = [], []
+    for arg, column in sorted(named.items()):
+        if args.get(arg) is None:
+            continue
+        value = args[arg]
+        if isinstance(value, bool | dict | list):  # stored encoded (a flag as 0/1, JSON as text)
+            clauses.append(f"{quote(column)} = ?")
+            params.append(counted.encode_value(column, value))
+        else:
+            clauses.append(f"CAST({quote(column)} AS TEXT) = ?")
+            params.append(str(value))
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    (n,) = episode.conn.execute(f"SELECT COUNT(*) FROM {counted.q_table}{where}", params).fetchone()
+    return n if tool.action.answer is None else {tool.action.answer: n}
 
 
 #: Day formats a date argument may take (sportsdata's ``2018-FEB-27`` beside ISO), with their width.
@@ -328,6 +361,8 @@ def op_action(
     """Run an action tool: the state change, then its answer (the row, or the spec's body filled from it)."""
     if tool.action is None:
         raise ToolFailure("tool_error", f"{tool.name} has no action binding")
+    if tool.action.kind == "count":
+        return _count(store, tool, table, episode, args)
     row = _KINDS[tool.action.kind](store, tool, table, episode, args)
     if tool.action.returns == "row":
         return row

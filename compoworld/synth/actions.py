@@ -18,6 +18,7 @@ from compoworld.specs.model import ToolSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.action_args import arg_columns, column_named, destination_arg, parent_columns, text_arg
+from compoworld.synth.collection_actions import bind_clear_all, bind_count
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key
 from compoworld.synth.paths import parse_path, sub_record_of
@@ -541,6 +542,9 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
     record = inference.entity(target.entity)
     if record is not None and record.singleton:
         return _singleton(tool, record)
+    whole = bind_count(tool, target, inference) or bind_clear_all(tool, target, inference)
+    if whole is not None:  # ``POST /v1/ProductsApi/Count {key}``, ``DELETE /__admin/mappings``
+        return ActionBinding(whole[0], whole[1], None, whole[2])
     if (tool.method or "POST").upper() in _READ_METHODS:
         return _lookup(tool, target, inference)
     path_words, name_words, on_item = _verb_words(tool)

@@ -313,7 +313,7 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
     assert entity is not None and written is not None
     binding = {"pk_arg": bound.pk_arg, "arg_columns": bound.arg_columns}
     response: ResponseShape | None
-    lookup = bound.action.kind == "lookup"
+    lookup = bound.action.kind in ("lookup", "count")  # reads of typed state
     if bound.action.returns == "row":  # the written row, in the body the spec declares (the shaper's)
         output_schema, output_semantics, response = _implemented_output(
             tool, "read" if lookup else "update", written

@@ -30,6 +30,7 @@ from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
 from compoworld.synth.asgi_client import AsgiClient, prime_endpoint_contexts
 from compoworld.synth.twin import Twin, TwinFailure
+from compoworld.synth.verify_collections import check_collection
 from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
 
@@ -232,7 +233,7 @@ class _Checker:
             checks.append(await self.check_invalid(tool))
             if backend == "simulated":
                 await check_simulated(self, tool, checks)
-            elif backend == "action":
+            elif backend == "action" and not await check_collection(self, tool, checks):
                 await check_action(self, tool, checks)
             else:
                 await self._check_implemented(tool, checks)
