@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from compoworld.contracts import ToolResult
 from compoworld.errors import EpisodeError, ServiceUnavailable
 from compoworld.runtime.openapi import openapi_document
+from compoworld.runtime.query_routes import dispatching_handler, query_template, route_groups
 from compoworld.runtime.rest import (
     RESERVED_PREFIX,
     Rejected,
@@ -288,13 +289,14 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
         app.add_route(prefix + "/health", health, methods=["GET"], include_in_schema=False)
     for prefix in plan.at("admin"):
         app.include_router(_admin_router(runtime, settings), prefix=prefix)
-    for method, path, name in plan.spec_routes:
+    for (method, route), served in route_groups(plan.spec_routes).items():
+        handler = rest_handler(runtime, served[0][1], limit, _episode_of)
+        if len(served) > 1 or served[0][0] != route:  # operations told apart by their query strings
+            handler = dispatching_handler(
+                [(query_template(p), rest_handler(runtime, n, limit, _episode_of)) for p, n in served]
+            )
         app.add_api_route(
-            route_path(path),
-            rest_handler(runtime, name, limit, _episode_of),
-            methods=[method],
-            name=name,
-            include_in_schema=False,
+            route_path(route), handler, methods=[method], name=served[0][1], include_in_schema=False
         )
     app.openapi = functools.cache(lambda: openapi_document(m, plan))  # type: ignore[method-assign]
     return app

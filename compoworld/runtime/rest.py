@@ -24,6 +24,7 @@ from fastapi.responses import Response
 
 from compoworld.contracts import ToolResult
 from compoworld.manifest import ServiceManifest
+from compoworld.runtime.query_routes import query_template
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.shape import Shaper
 from compoworld.runtime.wire import WireFormat, media_kind, parse_form
@@ -180,8 +181,9 @@ def rest_handler(
     wire = WireFormat(bound.defn)
     reads_body = any(loc == "body" for loc in bound.defn.arg_locations.values())
     path = bound.defn.path or ""
-    repeats = {m.group(1) for m in _PATH_PARAM.finditer(route_path(path))} - {
-        m.group(1) for m in _PATH_PARAM.finditer(path)
+    template = query_template(path)  # ``/forecast/daily?city_id={city_id}``: values from the query
+    repeats = {m.group(1) for m in _PATH_PARAM.finditer(route_path(template.route))} - {
+        m.group(1) for m in _PATH_PARAM.finditer(template.route)
     }
 
     async def handler(request: Request) -> Response:
@@ -213,7 +215,12 @@ def rest_handler(
                 params = request.path_params
                 if repeats:  # a parameter the path names twice is read from its first place
                     params = {k: v for k, v in params.items() if k not in repeats}
-                args = wire.decode(params, request.query_params.multi_items(), request.headers, body, form)
+                query = request.query_params.multi_items()
+                if template.args or template.fixed:
+                    given = request.query_params
+                    params = {**params, **{a: given[k] for k, a in template.args.items() if k in given}}
+                    query = [(k, v) for k, v in query if k not in template.args and k not in template.fixed]
+                args = wire.decode(params, query, request.headers, body, form)
             except RecursionError:  # a JSON-valued parameter nested beyond the parser's recursion
                 raise Rejected(
                     InputRefused("invalid_json", "a parameter is nested too deeply").result()

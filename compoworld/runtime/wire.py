@@ -266,7 +266,9 @@ class WireRequest:
 
     @property
     def url(self) -> str:
-        return self.path + ("?" + urlencode(self.params) if self.params else "")
+        if not self.params:
+            return self.path
+        return self.path + ("&" if "?" in self.path else "?") + urlencode(self.params)
 
 
 def _text_of(value: Any) -> str:

@@ -1,0 +1,88 @@
+"""Spec paths that carry a query string (``/forecast/daily?city_id={city_id}``).
+
+Some documents (Weatherbit's) declare one operation per combination of query parameters and
+write the combination into the path, with the parameters declared ``in: path``. A client sends
+``GET /forecast/daily?city_id=5&days=3``: the route is the path before ``?``, the ``{var}``
+values come from the query string, and where several operations share one route, the request
+goes to the one whose templated keys (and fixed values) it carries, the most specific first.
+A request that fits none is refused by name, never answered by a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from compoworld.contracts import ToolResult
+
+__all__ = ["QueryTemplate", "dispatching_handler", "query_template", "route_groups"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class QueryTemplate:
+    """A spec path split at ``?``: the route, the keys whose values fill ``{var}`` arguments, and
+    the keys the path fixes to a value (``?format=json``)."""
+
+    route: str
+    args: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, str] = field(default_factory=dict)
+
+    def fits(self, query: dict[str, str]) -> bool:
+        """Whether a request's query string carries every templated key and every fixed value."""
+        return all(k in query for k in self.args) and all(query.get(k) == v for k, v in self.fixed.items())
+
+    @property
+    def specificity(self) -> int:
+        return len(self.args) + len(self.fixed)
+
+
+def query_template(path: str) -> QueryTemplate:
+    """``/current?city={city}&country={country}`` -> route ``/current``, ``{city: city, country:
+    country}``; a path without ``?`` is its own route."""
+    route, sep, query = path.partition("?")
+    if not sep:
+        return QueryTemplate(path)
+    args: dict[str, str] = {}
+    fixed: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if value.startswith("{") and value.endswith("}") and len(value) > 2:
+            args[key] = value[1:-1]
+        else:
+            fixed[key] = value
+    return QueryTemplate(route or "/", args, fixed)
+
+
+def route_groups(spec_routes: list[tuple[str, str, str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(method, route) -> the (path, tool) pairs served there, in the manifest's order."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for method, path, name in spec_routes:
+        groups.setdefault((method, query_template(path).route), []).append((path, name))
+    return groups
+
+
+def dispatching_handler(variants: list[tuple[QueryTemplate, Handler]]) -> Handler:
+    """One route's handler for the operations sharing it: the most specific whose query it fits."""
+    ordered = sorted(enumerate(variants), key=lambda iv: (-iv[1][0].specificity, iv[0]))
+
+    async def handler(request: Request) -> Response:
+        query = dict(request.query_params)
+        for _, (template, run) in ordered:
+            if template.fits(query):
+                return await run(request)
+        wanted = " or ".join(
+            "&".join(sorted([*template.args, *template.fixed])) or "no query" for template, _ in variants
+        )
+        refused = ToolResult.fail(
+            "invalid_arguments", f"{request.url.path} takes the query parameters {wanted}"
+        )
+        body = json.dumps(refused.envelope(), ensure_ascii=False, separators=(",", ":"))
+        return Response(body, status_code=400, media_type="application/json")
+
+    return handler
