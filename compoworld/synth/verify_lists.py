@@ -298,26 +298,30 @@ class _ListCheck:
         return True
 
     async def paged(self) -> bool:
-        """A page of one row, then the next one by offset, page number or cursor: the second row."""
+        """A page of the smallest size the spec allows (one row, or its ``minimum``: CORE's
+        ``pageSize >= 10``), then the next page by offset, page number or cursor: the rows after it."""
         tool, listing = self.tool, self.tool.listing or ListBinding()
-        if not tool.limit_arg or len(self.rows) < 2:
+        low = (self.props.get(tool.limit_arg or "") or {}).get("minimum")
+        size = max(1, low) if isinstance(low, int) and not isinstance(low, bool) else 1
+        if not tool.limit_arg or len(self.rows) <= size:
             return False
-        one = {tool.limit_arg: as_arg(self.props.get(tool.limit_arg) or {}, 1)}
+        one = {tool.limit_arg: as_arg(self.props.get(tool.limit_arg) or {}, size)}
         first, keyed = await self.page(one)
-        if len(first) != 1:
-            raise CheckFailure(f"{tool.limit_arg}=1 answered {len(first)} rows")
+        if len(first) != size:
+            raise CheckFailure(f"{tool.limit_arg}={size} answered {len(first)} rows")
         step: dict[str, Any] | None = None
         if tool.offset_arg:
             by_page = "page" in tool.offset_arg.lower()
-            step = {tool.offset_arg: as_arg(self.props.get(tool.offset_arg) or {}, 2 if by_page else 1)}
+            step = {tool.offset_arg: as_arg(self.props.get(tool.offset_arg) or {}, 2 if by_page else size)}
         elif listing.cursor_arg and keyed:
-            token = first[0][self.entity.pk] if listing.cursor_by == "key" else 1
+            token = first[-1][self.entity.pk] if listing.cursor_by == "key" else size
             step = {listing.cursor_arg: as_arg(self.props.get(listing.cursor_arg) or {}, token)}
         if step is None or not self._ok({**self.base, **one, **step}):
             return True
         second, _ = await self.page({**one, **step})
-        if len(second) != 1 or (keyed and second[0].get(self.entity.pk) == first[0].get(self.entity.pk)):
-            raise CheckFailure(f"the next page ({step}) did not answer the next row")
+        seen = {str(r.get(self.entity.pk)) for r in first}
+        if not 0 < len(second) <= size or (keyed and str(second[0].get(self.entity.pk)) in seen):
+            raise CheckFailure(f"the next page ({step}) did not answer the rows after the first")
         return True
 
     async def refused(self, arg: str) -> bool:
