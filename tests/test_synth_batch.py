@@ -184,16 +184,16 @@ def test_a_check_that_crashes_the_verifier_makes_its_tool_simulated_with_the_rea
 def test_a_crash_of_the_whole_verifier_simulates_every_implemented_tool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = verify_module.verify_runtime
+    original = verify_module.verify_round
     calls = []
 
-    async def crash_once(runtime: Any, rebuilt: Any = None) -> Any:
+    async def crash_once(runtime: Any, rebuilt: Any = None, kept: Any = None) -> Any:
         calls.append(runtime.name)
         if len(calls) == 1:
             raise RuntimeError("checker exploded")
-        return await original(runtime, rebuilt)
+        return await original(runtime, rebuilt, kept)
 
-    monkeypatch.setattr(verify_module, "verify_runtime", crash_once)
+    monkeypatch.setattr(verify_module, "verify_round", crash_once)
     result = build_service(_corpus(tmp_path / "corpus") / "zoo.org.json", tmp_path / "lib", "zoo")
     reason = "verifier crashed: RuntimeError: checker exploded"
     assert result.switched_to_simulated == {"create_animals": reason, "get_animals": reason}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from compoworld.errors import LibraryError
-from compoworld.manifest import EntityDef, ServiceManifest
+from compoworld.manifest import EntityDef, ServiceManifest, ToolDef
 from compoworld.runtime.service import SCHEMA_FILE, ServiceRuntime, sqlmodel_ddl
 from compoworld.settings import Settings
 from compoworld.specs import SpecError, ingest_document, load_spec, read_document
@@ -32,6 +32,7 @@ from compoworld.synth.pipeline import Synthesis, synthesize, with_overrides
 from compoworld.synth.provenance import RECORD_FILE, BuildRecord, read_record, tool_signature
 from compoworld.synth.render import RENDERED_FILES, dumps_json, render_files, write_files
 from compoworld.synth.reports import BuildReport, ServiceBuildResult, SpecFailure
+from compoworld.synth.reverify import Verdicts
 
 __all__ = [
     "VERIFY_PREFIX",
@@ -155,18 +156,22 @@ def _verify(folder: Path, base: Synthesis, result: ServiceBuildResult) -> Synthe
     tool's check, which fails just that tool) marks every implemented tool with the crash as the
     reason and verifies again; if it crashes with nothing left to mark, the build fails. The
     determinism check (a second load seeds the same state) counts only in the last round's report,
-    so the folder is loaded a second time only then.
+    so the folder is loaded a second time only then. A later round runs again only the checks a
+    switched tool can change and keeps the other verdicts (``compoworld.synth.reverify``): in the
+    round after a switch, most tools meet none of the switched ones.
     """
-    from compoworld.synth.verify import verify_runtime, with_determinism
+    from compoworld.synth.verify import verify_round, with_determinism
 
     marked: dict[str, str] = {}
     synthesis = base
     report = None
+    kept = None
     for _ in range(len(base.manifest.tools) + 2):
         first = _check_loads(folder, result.name)
         try:
-            report = asyncio.run(verify_runtime(first))
+            report, verdicts = asyncio.run(verify_round(first, kept=kept))
         except Exception as exc:
+            verdicts = None
             reason = f"verifier crashed: {type(exc).__name__}: {exc}"[:_MAX_REASON]
             if not _implemented(synthesis):
                 raise BuildError(f"{result.name}: {reason}") from exc
@@ -181,7 +186,8 @@ def _verify(folder: Path, base: Synthesis, result: ServiceBuildResult) -> Synthe
         marked |= {k: _failed_reason(base, k, v) for k, v in failed.items()}
         switched = {k: v for k, v in failed.items() if k in _implemented(synthesis)}
         result.switched_to_simulated = dict(sorted({**result.switched_to_simulated, **switched}.items()))
-        synthesis = with_overrides(base, marked)
+        before, synthesis = synthesis, with_overrides(base, marked)
+        kept = _kept(verdicts, before, synthesis)
         _render(folder, synthesis)
         report = None
     if report is None:
@@ -190,6 +196,30 @@ def _verify(folder: Path, base: Synthesis, result: ServiceBuildResult) -> Synthe
     result.verified = report.passed
     (folder / "verify.json").write_text(dumps_json(report.model_dump(mode="json")), encoding="utf-8")
     return synthesis
+
+
+def _kept(verdicts: Verdicts | None, before: Synthesis, after: Synthesis) -> Verdicts | None:
+    """The verdicts of the round just run that the next round keeps: those no tool whose definition
+    changed can reach (``compoworld.synth.reverify``); none where anything else changed. A simulated
+    tool that failed again changes only its ``simulated_reason``, which nothing that serves or checks
+    a tool reads: it is served as before and counts as unchanged."""
+    if (
+        verdicts is None
+        or before.seed is not after.seed
+        or before.manifest.entities != after.manifest.entities
+    ):
+        return None
+    old = {t.name: t for t in before.manifest.tools}
+    new = {t.name: t for t in after.manifest.tools}
+    if old.keys() != new.keys():
+        return None
+    changed = [name for name in new if _served(old[name]) != _served(new[name])]
+    return verdicts.kept([old[n] for n in changed], [new[n] for n in changed])
+
+
+def _served(tool: ToolDef) -> ToolDef:
+    """The definition as the runtime and the checks see it (without the reason it is simulated)."""
+    return tool.model_copy(update={"simulated_reason": None}) if tool.simulated_reason else tool
 
 
 def _unverified(folder: Path, service: str, reason: str) -> None:

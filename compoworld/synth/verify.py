@@ -29,6 +29,7 @@ from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
 from compoworld.synth.asgi_client import AsgiClient, prime_endpoint_contexts
+from compoworld.synth.reverify import Verdicts, called, looks_up
 from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_collections import check_collection
 from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
@@ -39,6 +40,7 @@ __all__ = [
     "VerifyReport",
     "probe_server_errors",
     "same_seed",
+    "verify_round",
     "verify_runtime",
     "verify_service",
     "with_determinism",
@@ -98,6 +100,7 @@ class _Checker:
         self.twin = twin
         self.counter = 0
         self.tallies: dict[str, ListTally] = {}
+        self.called: set[str] = set()  # tools called in the check under way (``reach``)
 
     def episode(self) -> str:
         self.counter += 1
@@ -109,6 +112,7 @@ class _Checker:
 
     async def call(self, episode: str | None, tool: str, args: dict[str, Any]) -> ToolResult:
         """A twin call: the uniform route, and the spec's REST route in the episode's twin."""
+        self.called.add(tool)
         defn = self.rt.manifest.tool(tool)
         if defn is None:
             raise _Failure(f"no tool '{tool}'")
@@ -225,6 +229,15 @@ class _Checker:
             return "wrong type refused"
         return "no invalid input to probe"
 
+    def reach(self, tool: ToolDef) -> frozenset[str]:
+        """What the check of ``tool`` just run could find other tools by, and the tools it called
+        (``compoworld.synth.reverify``)."""
+        keys = set(looks_up(tool, self.rt.tools[tool.name].backend))
+        for name in self.called:
+            other = self.rt.manifest.tool(name)
+            keys |= called(other) if other is not None else {f"tool:{name}"}
+        return frozenset(keys)
+
     async def check_tool(self, tool: ToolDef) -> ToolCheck:
         backend = self.rt.tools[tool.name].backend
         checks: list[str] = []
@@ -332,6 +345,16 @@ def _key_of(tool: ToolDef, body: Any, pk: str) -> Any:
 
 async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None = None) -> VerifyReport:
     """Run every check against one loaded service."""
+    report, _ = await verify_round(runtime, rebuilt)
+    return report
+
+
+async def verify_round(
+    runtime: ServiceRuntime, rebuilt: ServiceRuntime | None = None, kept: Verdicts | None = None
+) -> tuple[VerifyReport, Verdicts]:
+    """Run every check against one loaded service, except those whose verdict ``kept`` carries from
+    the round before (``Verdicts.kept``: no tool switched since can change them); the report, and
+    every verdict with what its check reached, for the next round."""
     app = create_service_app(runtime, Settings.defaults(admin_token=_TOKEN))
     prime_endpoint_contexts(app)
     client = AsgiClient(app, "http://verify")  # the requests httpx.ASGITransport sends, without httpx
@@ -340,12 +363,20 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
         raise RuntimeError(f"{runtime.name}: /health answered {health.status_code}")
     rest_tools = {name for _, _, name in plan_routes(runtime.manifest).spec_routes}
     checker = _Checker(runtime, Twin(client, _TOKEN, rest_tools, runtime))
-    results = [await checker.check_tool(t) for t in runtime.manifest.tools]
+    verdicts = Verdicts()
+    for tool in runtime.manifest.tools:
+        if kept is not None and tool.name in kept.checks:
+            verdicts.add(kept.checks[tool.name], kept.reach[tool.name])
+            continue
+        checker.called.clear()
+        check = await checker.check_tool(tool)
+        verdicts.add(check, checker.reach(tool))
+    results = list(verdicts.checks.values())
     seed_hash = checker.seed_hash()
     deterministic = rebuilt is None or same_seed(runtime, rebuilt)
     implemented = sum(1 for b in runtime.tools.values() if b.backend == "implemented")
     actions = sum(1 for b in runtime.tools.values() if b.backend == "action")
-    return VerifyReport(
+    report = VerifyReport(
         service=runtime.name,
         passed=all(r.passed for r in results) and deterministic,
         tools=results,
@@ -355,6 +386,7 @@ async def verify_runtime(runtime: ServiceRuntime, rebuilt: ServiceRuntime | None
         actions=actions,
         simulated=len(runtime.tools) - implemented - actions,
     )
+    return report, verdicts
 
 
 def same_seed(runtime: ServiceRuntime, rebuilt: ServiceRuntime) -> bool:
