@@ -16,8 +16,13 @@ where it meets a switched tool, and there are few ways a check or the runtime fi
 - a simulated tool's check looks through the simulated tools of its collection (``address_of``:
   ``_known_key``, create -> read): ``collection:<collection>``, found on every tool of it.
 
-The runtime itself serves a tool from its own definition and its entity's table; its world model
-reads other tools only by what a switch leaves as it was (name, path, schemas, ``address_of``).
+A switch only ever takes a tool away from the implemented and action backends, so a lookup of the
+first implemented tool of some kind (``reader_of``, the lister a whole-table clear reads back
+through) changes its answer only if the tool it answered was switched, and that tool was then
+called (``tool:``) or is found by its key; only lookups of *simulated* tools gain candidates, and
+those are by collection. The runtime itself serves a tool from its own definition and its entity's
+table; its world model reads other tools only by what a switch leaves as it was (name, path,
+schemas, ``address_of``).
 So a check's *reach* is what it can look up by those keys, and a switched tool is *found* by its
 keys before the switch and after it (simulating a tool drops its action); a verdict is kept when
 nothing switched is found within its reach. Everything else a check uses (the seed, the entities,
