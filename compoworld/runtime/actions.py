@@ -322,6 +322,10 @@ def _matched(tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str
                 raise ToolFailure("not_found", f"no {table.entity.name} on {arg} {args.get(arg)!r}")
             clauses.append(f"substr({quote(name)}, 1, 10) = ?")
             params.append(day)
+        elif isinstance(args.get(arg), int | float) and not isinstance(args.get(arg), bool):
+            # ``lat: 38.1`` names ``"38.10"`` (and no text without a digit, which SQLite reads as 0)
+            clauses.append(f"CAST({quote(name)} AS REAL) = ? AND CAST({quote(name)} AS TEXT) GLOB '*[0-9]*'")
+            params.append(float(args[arg]))
         else:
             clauses.append(f"CAST({quote(name)} AS TEXT) = ?")
             params.append(str(args.get(arg)))

@@ -347,6 +347,22 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
     )
 
 
+def _read_by_fields(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | None:
+    """A read that names no key but whose path parameters all name fields of the row it answers
+    (Weatherbit's ``/forecast/daily?lat={lat}&lon={lon}``, read by its name): the lookup of the row
+    holding them (``readside.bind_field_match``), as a keyless REST read is; else None."""
+    if target.operation != "read" or target.pk_param is not None or target.entity is None:
+        return None
+    if (tool.method or "GET").upper() != "GET":
+        return None
+    try:
+        return bind_action(
+            tool, Target(target.entity, "action", parent_params=target.parent_params), inference
+        )
+    except Unbound:
+        return None
+
+
 def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) -> ToolDef:
     """The ToolDef of one tool: operation, kind, backend, binding, schemas and semantics."""
     entity = inference.entity(target.entity)
@@ -360,6 +376,9 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
             reason = reason or str(unbound)
         else:
             return _action_tool(tool, target, bound, inference)
+    by_fields = _read_by_fields(tool, target, inference)
+    if by_fields is not None:
+        return _action_tool(tool, target, by_fields, inference)
     if entity is not None and operation != "action":
         binder = _Binder(tool, target, entity)
         binder.bind()

@@ -354,6 +354,10 @@ def _named(name: str, schema: dict[str, Any], ctx: RowContext) -> str | None:
         return rng.choice(_MIME)
     if last in ("location", "place", "venue"):
         return f"{member.address.city}, {member.address.country}"
+    if last in ("lat", "latitude"):  # a coordinate typed as text (Weatherbit's ``lat: "38.12"``)
+        return f"{rng.uniform(35.0, 60.0):.2f}"
+    if last in ("lon", "lng", "longitude"):  # not an acronym's code (``LON-507537``)
+        return f"{rng.uniform(-10.0, 25.0):.2f}"
     if last in ("region", "state", "province", "county") and not schema.get("enum"):
         return member.address.region or member.address.city
     if last == "gender" and person is not None:

@@ -274,8 +274,16 @@ def _match_arg(tool: ToolDef, column: ColumnDef, value: Any) -> Any:
         return match_day(value)
     arg = next((a for a, c in (tool.action.match if tool.action else {}).items() if c == column.name), "")
     schema = (tool.input_schema.get("properties") or {}).get(arg)
-    wants_text = isinstance(schema, dict) and "string" in schema_types(schema)[0]
-    return str(value) if wants_text and not isinstance(value, str) else value
+    kinds = schema_types(schema)[0] if isinstance(schema, dict) else set()
+    if "string" in kinds:
+        return str(value) if not isinstance(value, str) else value
+    if isinstance(value, str) and kinds & {"number", "integer"}:  # ``lat: "38.12"`` asked as 38.12
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if "number" not in kinds and number.is_integer() else number
+    return value
 
 
 async def _check_match(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
@@ -322,8 +330,10 @@ async def _check_match(ck: Checker, tool: ToolDef, action: ActionDef, checks: li
     if dated(column):
         missing: Any = "1901-01-01"
     else:
+        schema = (tool.input_schema.get("properties") or {}).get(arg)
+        numeric = isinstance(schema, dict) and bool(schema_types(schema)[0] & {"number", "integer"})
         missing = _match_arg(
-            tool, column, 987654321 if column.type in ("integer", "number") else "no-such-value"
+            tool, column, 987654321 if numeric or column.type in ("integer", "number") else "no-such-value"
         )
     unknown = await ck.call(episode, tool.name, {**args, arg: missing})
     if unknown.success or unknown.code != "not_found":

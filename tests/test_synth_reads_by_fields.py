@@ -1,0 +1,140 @@
+"""A read named for its entity but addressed by fields, not a key (Weatherbit's style).
+
+``GET /current/weather?lat={lat}&lon={lon}`` names no key of the row it answers, but its path
+parameters are fields of that row: it is the lookup of the row holding them, as a keyless REST
+read already is (``readside.bind_field_match``): a coordinate the state holds answers its row
+(compared as a number, ``38.1`` names ``"38.10"``), one it does not hold is not found, and a read
+whose parameter names no field stays with the world model. Built from an inline document, called
+over the REST route, conformance-checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from compoworld.runtime import ServiceRuntime, create_service_app
+from compoworld.settings import Settings
+from compoworld.synth.verify import verify_runtime
+from tests.inline_service import build_inline
+
+
+def _ok(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+
+def _path(name: str, kind: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": kind}}
+
+
+def _doc() -> dict[str, Any]:
+    weather = {
+        "type": "object",
+        "properties": {
+            "lat": {"type": "string"},
+            "lon": {"type": "string"},
+            "city_name": {"type": "string"},
+            "timezone": {"type": "string"},
+            "temp": {"type": "number"},
+        },
+    }
+    alerts = {
+        "type": "object",
+        "properties": {
+            "lat": {"type": "number"},
+            "lon": {"type": "number"},
+            "city_name": {"type": "string"},
+            "severity": {"type": "string"},
+        },
+    }
+    lat, lon = _path("lat", "number"), _path("lon", "number")
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Weather by coordinates", "version": "1"},
+        "paths": {
+            "/current/weather?lat={lat}&lon={lon}": {
+                "get": {
+                    "operationId": "get_current_weather",
+                    "parameters": [lat, lon],
+                    "responses": _ok(weather),
+                }
+            },
+            "/current/alerts?lat={lat}&lon={lon}": {
+                "get": {
+                    "operationId": "get_current_alerts",
+                    "parameters": [lat, lon],
+                    "responses": _ok(alerts),
+                }
+            },
+            "/current/weather?postal_code={postal_code}": {
+                "get": {
+                    "operationId": "get_current_weather_postal",
+                    "parameters": [_path("postal_code", "string")],
+                    "responses": _ok(weather),
+                }
+            },
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def rt(tmp_path_factory: pytest.TempPathFactory) -> ServiceRuntime:
+    folder = build_inline(tmp_path_factory.mktemp("coords"), "coords", _doc())
+    return ServiceRuntime.from_folder(Path(folder), Settings())
+
+
+def test_a_read_addressed_by_fields_is_a_field_match_lookup(rt: ServiceRuntime) -> None:
+    for name in ("get_current_weather", "get_current_alerts"):
+        tool = rt.manifest.tool(name)
+        assert tool is not None and tool.backend == "action", tool and tool.simulated_reason
+        assert tool.action is not None and tool.action.kind == "lookup" and tool.kind == "read"
+        assert set(tool.action.match) == {"lat", "lon"}
+
+
+def test_a_read_whose_parameter_names_no_field_stays_with_the_world_model(rt: ServiceRuntime) -> None:
+    tool = rt.manifest.tool("get_current_weather_postal")
+    assert tool is not None and tool.backend == "simulated"
+
+
+def test_text_coordinates_are_seeded_as_coordinates(rt: ServiceRuntime) -> None:
+    tool = rt.manifest.tool("get_current_weather")
+    assert tool is not None and tool.entity is not None
+    entity = rt.manifest.entity(tool.entity)
+    assert entity is not None
+    rows = [r for r in rt.select(None, entity.table) if r["lat"] is not None and r["lon"] is not None]
+    assert rows
+    for row in rows:
+        assert 35 <= float(row["lat"]) <= 60 and -10 <= float(row["lon"]) <= 25  # never ``LON-507537``
+
+
+def test_the_row_holding_the_coordinates_answers_over_rest(rt: ServiceRuntime) -> None:
+    tool = rt.manifest.tool("get_current_weather")
+    assert tool is not None and tool.entity is not None
+    entity = rt.manifest.entity(tool.entity)
+    assert entity is not None
+    row = next(r for r in rt.select(None, entity.table) if r["lat"] is not None and r["lon"] is not None)
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        app = create_service_app(rt, Settings(admin_token="t"))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc") as http:
+            found = await http.get(
+                "/current/weather", params={"lat": float(row["lat"]), "lon": float(row["lon"])}
+            )
+            missing = await http.get("/current/weather", params={"lat": 1.5, "lon": 2.5})
+            return found, missing
+
+    found, missing = asyncio.run(go())
+    assert found.status_code == 200, found.text
+    assert found.json()["city_name"] == row["city_name"] and found.json()["lat"] == row["lat"]
+    assert missing.status_code == 404
+
+
+def test_the_service_passes_the_conformance_checker(rt: ServiceRuntime) -> None:
+    report = asyncio.run(verify_runtime(rt))
+    assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
+    checks = {t.tool: t.checks for t in report.tools}
+    assert "lookup answers the row holding the values its arguments name" in checks["get_current_weather"]
