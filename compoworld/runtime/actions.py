@@ -311,9 +311,11 @@ def match_day(value: Any) -> str | None:
 
 def _matched(tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]) -> dict[str, Any]:
     """The first row, by key, whose columns hold the values the arguments name (``action.match``):
-    a date or timestamp column by its day, any other by its text (``"2024"`` is the integer 2024)."""
+    a date or timestamp column by its day, a number argument by its value, any other by its text
+    (``"2024"`` is the integer 2024)."""
     assert tool.action is not None
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     for arg, name in sorted(tool.action.match.items()):
         column = table.by_name[name]
         if dated(column):
