@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from compoworld.canonical_json import dumps_canonical
 from compoworld.manifest import ColumnDef, ServiceManifest
 from compoworld.synth.pipeline import Synthesis
 
@@ -46,8 +47,8 @@ def templates_dir() -> Path:
 
 
 def dumps_json(obj: Any) -> str:
-    """Canonical pretty JSON (sorted keys, 2-space indent, trailing newline)."""
-    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    """Canonical pretty JSON (sorted keys, 2-space indent, trailing newline; ``canonical_json``)."""
+    return dumps_canonical(obj)
 
 
 def dumps_seed(rows: dict[str, list[dict[str, Any]]]) -> str:
