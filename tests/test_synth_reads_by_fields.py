@@ -4,8 +4,10 @@
 parameters are fields of that row: it is the lookup of the row holding them, as a keyless REST
 read already is (``readside.bind_field_match``): a coordinate the state holds answers its row
 (compared as a number, ``38.1`` names ``"38.10"``), one it does not hold is not found, and a read
-whose parameter names no field stays with the world model. Built from an inline document, called
-over the REST route, conformance-checked.
+whose parameter names no field stays with the world model. Its other parameters (``units``,
+``days``) would change an answer the row does not hold: refused by name at any value but their
+default, and a read that requires one (``start_date``) stays with the world model. Built from an
+inline document, called over the REST route, conformance-checked.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ def _doc() -> dict[str, Any]:
         },
     }
     lat, lon = _path("lat", "number"), _path("lon", "number")
+    units = {"name": "units", "in": "query", "schema": {"type": "string", "enum": ["M", "I"], "default": "M"}}
+    days = {"name": "days", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 16}}
+    start = {"name": "start_date", "in": "query", "required": True, "schema": {"type": "string"}}
     return {
         "openapi": "3.0.3",
         "info": {"title": "Weather by coordinates", "version": "1"},
@@ -59,7 +64,7 @@ def _doc() -> dict[str, Any]:
             "/current/weather?lat={lat}&lon={lon}": {
                 "get": {
                     "operationId": "get_current_weather",
-                    "parameters": [lat, lon],
+                    "parameters": [lat, lon, units, days],
                     "responses": _ok(weather),
                 }
             },
@@ -68,6 +73,13 @@ def _doc() -> dict[str, Any]:
                     "operationId": "get_current_alerts",
                     "parameters": [lat, lon],
                     "responses": _ok(alerts),
+                }
+            },
+            "/current/weather?city_name={city_name}": {
+                "get": {
+                    "operationId": "get_current_weather_by_city",
+                    "parameters": [_path("city_name", "string"), start],
+                    "responses": _ok(weather),
                 }
             },
             "/current/weather?postal_code={postal_code}": {
@@ -100,6 +112,14 @@ def test_a_read_whose_parameter_names_no_field_stays_with_the_world_model(rt: Se
     assert tool is not None and tool.backend == "simulated"
 
 
+def test_parameters_it_does_not_match_on_are_refused_not_ignored(rt: ServiceRuntime) -> None:
+    tool = rt.manifest.tool("get_current_weather")
+    assert tool is not None and tool.listing is not None
+    assert set(tool.listing.refused) == {"units", "days"}
+    history = rt.manifest.tool("get_current_weather_by_city")  # a required start_date it cannot honour
+    assert history is not None and history.backend == "simulated"
+
+
 def test_text_coordinates_are_seeded_as_coordinates(rt: ServiceRuntime) -> None:
     tool = rt.manifest.tool("get_current_weather")
     assert tool is not None and tool.entity is not None
@@ -125,6 +145,13 @@ def test_the_row_holding_the_coordinates_answers_over_rest(rt: ServiceRuntime) -
                 "/current/weather", params={"lat": float(row["lat"]), "lon": float(row["lon"])}
             )
             missing = await http.get("/current/weather", params={"lat": 1.5, "lon": 2.5})
+            coords = {"lat": float(row["lat"]), "lon": float(row["lon"])}
+            at_default = await http.get("/current/weather", params={**coords, "units": "M"})
+            imperial = await http.get("/current/weather", params={**coords, "units": "I"})
+            days = await http.get("/current/weather", params={**coords, "days": 3})
+            assert at_default.status_code == 200, at_default.text
+            for refused, arg in ((imperial, "units"), (days, "days")):
+                assert refused.status_code in (400, 422) and arg in refused.text, refused.text
             return found, missing
 
     found, missing = asyncio.run(go())
@@ -138,3 +165,4 @@ def test_the_service_passes_the_conformance_checker(rt: ServiceRuntime) -> None:
     assert [(t.tool, t.failure) for t in report.tools if not t.passed] == []
     checks = {t.tool: t.checks for t in report.tools}
     assert "lookup answers the row holding the values its arguments name" in checks["get_current_weather"]
+    assert "unhonoured 'units' refused by name" in checks["get_current_weather"]

@@ -19,6 +19,7 @@ from typing import Any
 from compoworld.manifest import ActionDef, ColumnDef, ToolDef
 from compoworld.runtime.echo import reflect_row
 from compoworld.runtime.generate import generate_value
+from compoworld.runtime.listquery import refuse_unhonoured
 from compoworld.runtime.ops import (
     ToolFailure,
     _check_refs,
@@ -30,6 +31,7 @@ from compoworld.runtime.ops import (
 )
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable, quote
+from compoworld.runtime.validate import ArgumentError
 from compoworld.schema_types import json_type
 from compoworld.seeding import seeded_rng
 
@@ -367,6 +369,12 @@ def op_action(
     """Run an action tool: the state change, then its answer (the row, or the spec's body filled from it)."""
     if tool.action is None:
         raise ToolFailure("tool_error", f"{tool.name} has no action binding")
+    if tool.listing is not None:  # a field-match lookup's ``units``: refused, never ignored
+        given = {k: v for k, v in args.items() if v is not None}
+        try:
+            refuse_unhonoured(tool.listing, tool.input_schema.get("properties") or {}, given)
+        except ArgumentError as exc:
+            raise ToolFailure("invalid_arguments", str(exc)) from exc
     if tool.action.kind == "count":
         return _count(store, tool, table, episode, args)
     row = _KINDS[tool.action.kind](store, tool, table, episode, args)

@@ -20,7 +20,7 @@ from compoworld.manifest import ColumnDef, EntityDef, ListBinding, ListFilter, T
 from compoworld.runtime.tables import EntityTable, quote
 from compoworld.runtime.validate import ArgumentError
 
-__all__ = ["INTEGER_TEXT", "OPERATORS", "ListQuery", "sort_terms"]
+__all__ = ["INTEGER_TEXT", "OPERATORS", "ListQuery", "refuse_unhonoured", "sort_terms"]
 
 _MAX_LIMIT = 500
 _DEFAULT_LIMIT = 50
@@ -122,6 +122,16 @@ class Plan:
     before: Any = None
 
 
+def refuse_unhonoured(listing: ListBinding, props: dict[str, Any], given: dict[str, Any]) -> None:
+    """Fail (``ArgumentError``, naming it) where a call gives a parameter the binding refuses a value
+    other than its declared default: nothing a caller sends is quietly ignored."""
+    for arg, value in given.items():
+        if arg in listing.refused and value != (props.get(arg) or {}).get("default", _NOTHING):
+            raise ArgumentError(
+                arg, f"argument '{arg}' cannot be honoured by this service: {listing.refused[arg]}"
+            )
+
+
 class ListQuery:
     """Runs one list/search call against an episode's table (compiled per call: a few dict passes)."""
 
@@ -139,11 +149,7 @@ class ListQuery:
         for arg, value in listing.defaults.items():
             given.setdefault(arg, value)
         plan = Plan()
-        for arg, value in given.items():
-            if arg in listing.refused and value != (self.props.get(arg) or {}).get("default", _NOTHING):
-                raise ArgumentError(
-                    arg, f"argument '{arg}' cannot be honoured by this service: {listing.refused[arg]}"
-                )
+        refuse_unhonoured(listing, self.props, given)
         for arg, column in sorted(tool.arg_columns.items()):
             if arg in given and column in table.column_set and arg != tool.search_arg:
                 plan.where.append(f"{quote(column)} = ?")

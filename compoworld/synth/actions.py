@@ -22,7 +22,13 @@ from compoworld.synth.collection_actions import bind_clear_all, bind_count
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.naming import match_key
 from compoworld.synth.paths import parse_path, sub_record_of
-from compoworld.synth.readside import READ_REASON, bind_field_match, bind_lookup, row_param_target
+from compoworld.synth.readside import (
+    READ_REASON,
+    bind_field_match,
+    bind_lookup,
+    row_param_target,
+    unhonoured,
+)
 from compoworld.synth.resources import entity_name_for, path_param
 from compoworld.synth.schemas import merged_properties, unwrap
 from compoworld.synth.transitions import (
@@ -55,6 +61,7 @@ class ActionBinding:
     pk_arg: str | None = None
     arg_columns: dict[str, str] = field(default_factory=dict)
     body_arg: str | None = None
+    refused: dict[str, str] = field(default_factory=dict)  # argument -> why it cannot be honoured
 
 
 def _verb_words(tool: ToolSpec) -> tuple[list[str], list[str], bool]:
@@ -500,7 +507,8 @@ def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> Actio
             raise Unbound(READ_REASON)
         found = bind_field_match(tool, entity)  # ``/PlayerSeasonStatsByPlayer/{season}/{playerid}``
         found.returns = "row" if row else "body"
-        return ActionBinding(entity.name, found)
+        refused = unhonoured(tool, set(found.match))  # ``units``, ``days``: refused by name
+        return ActionBinding(entity.name, found, refused=refused)
     if entity is None or target.pk_param is None:
         raise Unbound(READ_REASON)
     target = Target(entity.name, "action", pk_param=target.pk_param, parent_params=target.parent_params)

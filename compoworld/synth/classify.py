@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ResponseShape, ToolDef
+from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ListBinding, ResponseShape, ToolDef
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.specs.semantic import value_tag
 from compoworld.specs.shapes import json_type
@@ -339,6 +339,7 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
         arg_semantics=_arg_semantics(tool, binding, entity, target),
         output_semantics=output_semantics,
         action=bound.action,
+        listing=ListBinding(refused=bound.refused) if bound.refused else None,
         response=response,
         wire_names=_wire_names(tool),
         arg_styles=_arg_styles(tool),

@@ -11,7 +11,10 @@ A read whose path parameters are not the entity's key but name its fields (sport
 addresses the row holding those values: ``season`` is the ``Season`` column, ``playerid`` the
 ``PlayerID`` column, a date parameter a date or timestamp column by its day. Bound only where every
 path parameter (a wire-format selector aside) is such a column, it answers the first row holding
-them all and ``not_found`` where none does (``bind_field_match``).
+them all and ``not_found`` where none does (``bind_field_match``). Its other parameters
+(Weatherbit's ``units``, ``days``, ``callback``) would change an answer the row does not hold: each is
+refused by name for any value but its default, and a required one with no default leaves the read
+with the world model (``unhonoured``), as a list's unbindable parameters are.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ from compoworld.runtime.actions import dated
 from compoworld.specs.model import ToolSpec
 from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.entities import EntityInference, Target
-from compoworld.synth.listparams import json_choices
+from compoworld.synth.listparams import json_choices, language_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.resources import path_param
 from compoworld.synth.unbound import Unbound
 
-__all__ = ["READ_REASON", "bind_field_match", "bind_lookup", "row_param_target"]
+__all__ = ["READ_REASON", "bind_field_match", "bind_lookup", "row_param_target", "unhonoured"]
 
 #: Why a read action stays with the world model: nothing in its path names a row of typed state.
 READ_REASON = "a read action computes its answer (world model); its path names no row of typed state"
@@ -117,3 +120,27 @@ def bind_field_match(tool: ToolSpec, entity: EntityDef) -> ActionDef:
     if not match or len(set(match.values())) != len(match):
         raise Unbound(READ_REASON)
     return ActionDef(kind="lookup", verb=_verb(tool), target=entity.name, match=match)
+
+
+#: Why a field-match lookup refuses a parameter it does not match on.
+_UNMATCHED = "the lookup answers the stored row its fields name; this argument would change that answer"
+
+
+def unhonoured(tool: ToolSpec, bound: set[str]) -> dict[str, str]:
+    """Argument -> why a lookup cannot honour it, for each parameter outside ``bound`` (a response
+    format selector takes its JSON values by schema; a language selector is served in the state's
+    one language); :class:`Unbound` where one is required and has no default to be served at."""
+    refused: dict[str, str] = {}
+    for p in tool.params:
+        if p.name in bound or json_choices(p) is not None:
+            continue
+        served = language_choices(p)
+        if served is not None:
+            refused[p.name] = (
+                f"chooses the language of the answer's text, which this service holds in {served[0]!r} only"
+            )
+        elif p.required and p.json_schema.get("default") is None:
+            raise Unbound(f"required argument '{p.name}' names no field of the row the read answers")
+        else:
+            refused[p.name] = _UNMATCHED
+    return refused

@@ -24,6 +24,8 @@ from compoworld.manifest import ActionDef, ColumnDef, EntityDef, ToolDef
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.actions import dated, match_day, member_value, request_body
 from compoworld.runtime.echo import norm
+from compoworld.runtime.generate import generate_value
+from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.runtime.worldstate import address_of, id_of, main_object, object_items
 from compoworld.schema_types import schema_types
 from compoworld.seeding import seeded_rng
@@ -286,6 +288,29 @@ def _match_arg(tool: ToolDef, column: ColumnDef, value: Any) -> Any:
     return value
 
 
+async def _check_unhonoured(ck: Checker, tool: ToolDef, args: dict[str, Any], checks: list[str]) -> None:
+    """Each parameter the lookup refuses (``units``, ``days``) is refused by name at a value other
+    than its default, never answered as if it were honoured."""
+    props = tool.input_schema.get("properties") or {}
+    validator = ArgsValidator(tool.input_schema)
+    for arg in sorted(tool.listing.refused if tool.listing is not None else {}):
+        schema = props.get(arg) or {}
+        rng = seeded_rng("verify-unhonoured", tool.name, arg)
+        for _ in range(5):
+            value = generate_value(schema, rng, arg)
+            if value in (None, "", [], {}) or value == schema.get("default"):
+                continue
+            try:
+                validator({**args, arg: value})
+            except ArgumentError:
+                continue
+            out = await ck.call(None, tool.name, {**args, arg: value})
+            if out.success or arg not in (out.message or ""):
+                raise CheckFailure(f"{tool.name}: unhonoured argument '{arg}' was not refused by name: {out}")
+            checks.append(f"unhonoured '{arg}' refused by name")
+            break
+
+
 async def _check_match(ck: Checker, tool: ToolDef, action: ActionDef, checks: list[str]) -> None:
     """A lookup by fields answers the first seed row (by key) holding the values its arguments
     name, changes nothing, and values no row holds are not found."""
@@ -325,6 +350,7 @@ async def _check_match(ck: Checker, tool: ToolDef, action: ActionDef, checks: li
         if ck.rt.state_hash(episode) != ck.seed_hash():
             raise CheckFailure(f"{tool.name} (a read) changed the typed state")
         checks.append("lookup answers the row holding the values its arguments name")
+        await _check_unhonoured(ck, tool, args, checks)
     arg, name = sorted(action.match.items())[0]
     column = columns[name]
     if dated(column):
