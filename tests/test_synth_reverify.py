@@ -18,7 +18,7 @@ from compoworld.synth.reverify import Verdicts, found_by, looks_up
 from compoworld.synth.verify import ToolCheck
 
 
-@pytest.mark.parametrize("service", ["telstra_messaging", "conversation"])
+@pytest.mark.parametrize("service", ["conversation"])  # a starter service one of whose tools fails a check
 def test_kept_verdicts_are_what_a_full_verification_gives(
     service: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,7 +28,7 @@ from compoworld.synth.outputs import (
     schema_semantics,
 )
 from compoworld.synth.resources import path_param
-from compoworld.synth.responses import json_schema_of, response_shape, status_shape
+from compoworld.synth.responses import holds, json_schema_of, response_shape, status_shape
 from compoworld.synth.toolnames import READ_ACTION_VERBS, VERBS, parse_tool_name
 from compoworld.synth.unbound import Unbound
 
@@ -156,6 +156,8 @@ class _Binder:
             if nested is not None and p.name == nested.name:
                 continue
             column = _column_for(self.entity, p.name, p.original_name)
+            if column is not None and not holds(column, p.json_schema):  # an object of another shape
+                column = None
             if column is None and language_choices(p) is not None:  # the answer's language
                 continue
             if column is not None and column.name in arg_columns.values():

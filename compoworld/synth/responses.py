@@ -22,6 +22,7 @@ from compoworld.synth.schemas import merged_properties
 
 __all__ = [
     "error_codes",
+    "holds",
     "json_schema_of",
     "locate_rows",
     "paging_roles",
@@ -202,8 +203,40 @@ def _node_at(schema: Any, path: list[str]) -> Any:
     return node
 
 
+def _enum_of(schema: Any) -> set[str] | None:
+    values = schema.get("enum") if isinstance(schema, dict) else None
+    return {str(v).lower() for v in values if v is not None} if isinstance(values, list) and values else None
+
+
+def holds(column: ColumnDef, schema: Any) -> bool:
+    """Whether a body field declared as ``schema`` can carry ``column``'s values: a structured column
+    (a JSON object or list) in a field of that structure, a scalar in a scalar field, and an enum
+    column in an enum field only where the two share a member. A field of the same name that
+    cannot (a deletion's ``type: DATASET|MODEL`` beside a dataset's ``type: image|text``, an
+    ``annotations`` list beside an object column merged from another schema) is another thing of
+    that name, not the column: the body fills it as it fills a field no column gives."""
+    if not isinstance(schema, dict):
+        return True
+    kind = json_type(schema)
+    values = schema.get("enum")
+    if kind is None and isinstance(values, list) and values and all(isinstance(v, str) for v in values):
+        kind = "string"  # an untyped enum of names (``productGroup: PKW|VAN|SMART``)
+    structured = {"object", "array"}
+    if column.type == "json":
+        own = json_type(column.json_schema or {})
+        if kind is not None and own is not None and kind != own and {kind, own} <= structured:
+            return False
+        if kind is not None and kind not in structured and own in structured:
+            return False
+    elif kind in structured:
+        return False
+    declared, stored = _enum_of(schema), _enum_of({"enum": column.enum}) or _enum_of(column.json_schema)
+    return declared is None or stored is None or bool(declared & stored)
+
+
 def row_fields(row_schema: Any, entity: EntityDef) -> dict[str, str]:
-    """Column -> body key, for the columns the row schema declares (every column if it declares none).
+    """Column -> body key, for the columns the row schema declares (every column if it declares none)
+    and can carry (``holds``).
 
     The key column also travels under a declared ``<entity>Id``/``<entity>_id``/``id``/``key``
     property no other column claims (a create that answers ``{"employeeId": ...}``).
@@ -215,6 +248,8 @@ def row_fields(row_schema: Any, entity: EntityDef) -> dict[str, str]:
     claimed: set[str] = set()
     for key in props:
         column = _column_of(entity, key)
+        if column is not None and not holds(column, props[key]):
+            continue
         if column is not None and column.name not in out:
             out[column.name] = key
             claimed.add(key)
