@@ -20,6 +20,7 @@ from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.action_args import arg_columns, column_named, destination_arg, parent_columns, text_arg
 from compoworld.synth.collection_actions import bind_clear_all, bind_count
 from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.listparams import json_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.paths import parse_path, sub_record_of
 from compoworld.synth.readside import (
@@ -546,7 +547,61 @@ def _writes_collection_path(tool: ToolSpec) -> bool:
 
 
 def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding:
-    """The typed state change of an action tool; :class:`Unbound` says why it has none."""
+    """The typed state change of an action tool; :class:`Unbound` says why it has none.
+
+    A path parameter the binding does not use is the parent its literal names, where the row
+    references one (``/calendars/{calendarId}/events/{eventId}/instances``: the event must lie
+    under that calendar), or after the row's key a field the row must hold (paylocity's
+    ``.../earnings/{earningCode}/{startDate}``). One after the row's own key must be used: an action that addressed a
+    table by ``{tableName}`` and left ``{index}`` unread would answer or change the whole table for
+    any element asked for, so it stays with the world model. (One before the key that no reference
+    holds, a tenant such as ``/bot/{app_id}/{botname}``, is accepted as CRUD routes accept it.)"""
+    bound = _bind(tool, target, inference)
+    used = {bound.pk_arg, *bound.action.scope, *bound.action.match, *bound.arg_columns}
+    names = [p.name for raw in _path_vars(tool) if (p := path_param(tool, raw)) is not None]
+    after = set(names[names.index(bound.pk_arg) + 1 :]) if bound.pk_arg in names else set()
+    for p in tool.params:
+        if p.location != "path" or p.name in used or json_choices(p) is not None:
+            continue
+        column = _parent_column(tool, p.name, bound, inference)
+        if column is None and p.name in after and bound.action.kind != "insert":
+            row = inference.entity(bound.entity)
+            own = column_named(row, p.original_name or p.name) if row is not None else None
+            column = own.name if own is not None and own.type != "json" and not own.primary_key else None
+        if column is None and p.name in after:
+            raise Unbound(f"path parameter '{p.name}' after the row's key names nothing the action reads")
+        if column is None:
+            continue
+        if bound.action.kind == "insert":  # the new row lies under that parent
+            bound.arg_columns[p.name] = column
+        else:  # the addressed row must lie under it (``/calendars/{calendarId}/events/{eventId}/...``)
+            bound.action.scope[p.name] = column
+    return bound
+
+
+def _path_vars(tool: ToolSpec) -> list[str]:
+    """The path's variables, in order (``/a/{x}/b/{y}`` -> x, y)."""
+    return [s[1:-1] for s in (tool.path or "").split("?")[0].strip("/").split("/") if s.startswith("{")]
+
+
+def _parent_column(tool: ToolSpec, arg: str, bound: ActionBinding, inference: EntityInference) -> str | None:
+    """The reference column of the row the action reads or writes that a path parameter names: the
+    parameter follows a literal naming the referenced entity (``/calendars/{calendarId}``)."""
+    row = inference.entity(bound.action.target if bound.action.kind == "insert" else bound.entity)
+    segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
+    param = path_param(tool, arg)
+    raw = next((s for s in segments if s.startswith("{") and path_param(tool, s[1:-1]) is param), None)
+    at = segments.index(raw) if raw is not None else 0
+    if row is None or param is None or at == 0 or "{" in segments[at - 1]:
+        return None
+    named = inference.entity(entity_name(segments[at - 1])) or inference.entity(
+        entity_name_for(segments[at - 1])
+    )
+    refs = [c for c in row.columns if named is not None and c.ref == named.name and not c.primary_key]
+    return refs[0].name if len(refs) == 1 else None
+
+
+def _bind(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding:
     record = inference.entity(target.entity)
     if record is not None and record.singleton:
         return _singleton(tool, record)

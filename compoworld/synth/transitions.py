@@ -175,6 +175,7 @@ VERBS: dict[str, Verb] = {
     "purge": Verb("clear"),
     "update": Verb("set"),
     "set": Verb("set"),
+    "write": Verb("set"),  # a device's point or variable: ``POST /analogOutputs/{ioName}/eu {value}``
     "change": Verb("set"),
     "edit": Verb("set"),
     "modify": Verb("set"),
