@@ -211,6 +211,9 @@ def action_verb(words: list[str], *, on_item: bool) -> tuple[str, Verb, list[str
     """The first verb of an action's words, what it does, and the words after it
     (``mark_as_paid`` moves to ``paid``); None when no verb is known."""
     for i, word in enumerate(words):
+        if word in ("un", "re") and i + 1 < len(words) and word + words[i + 1] in VERBS:
+            word = word + words[i + 1]  # ``unSuspendAccountHolder``: unsuspend, never suspend
+            words = [*words[:i], word, *words[i + 2 :]]
         if word == "mark" and i + 1 < len(words):
             state = next((w for w in words[i + 1 :] if w not in {"as", "is", "the"}), None)
             if state:
