@@ -1,7 +1,8 @@
 """A read named for its entity but addressed by fields, not a key (Weatherbit's style).
 
 ``GET /current/weather?lat={lat}&lon={lon}`` names no key of the row it answers, but its path
-parameters are fields of that row: it is the lookup of the row holding them, as a keyless REST
+parameters are fields of that row (``city`` the ``city_name``, ``country`` the ``country_code``): it
+is the lookup of the row holding them, as a keyless REST
 read already is (``readside.bind_field_match``): a coordinate the state holds answers its row
 (compared as a number, ``38.1`` names ``"38.10"``), one it does not hold is not found, and a read
 whose parameter names no field stays with the world model. Its other parameters (``units``,
@@ -40,6 +41,7 @@ def _doc() -> dict[str, Any]:
             "lat": {"type": "string"},
             "lon": {"type": "string"},
             "city_name": {"type": "string"},
+            "country_code": {"type": "string"},
             "timezone": {"type": "string"},
             "temp": {"type": "number"},
         },
@@ -82,6 +84,13 @@ def _doc() -> dict[str, Any]:
                     "responses": _ok(weather),
                 }
             },
+            "/current/weather?city={city}&country={country}": {
+                "get": {
+                    "operationId": "get_current_weather_by_place",
+                    "parameters": [_path("city", "string"), _path("country", "string")],
+                    "responses": _ok(weather),
+                }
+            },
             "/current/weather?postal_code={postal_code}": {
                 "get": {
                     "operationId": "get_current_weather_postal",
@@ -105,6 +114,14 @@ def test_a_read_addressed_by_fields_is_a_field_match_lookup(rt: ServiceRuntime) 
         assert tool is not None and tool.backend == "action", tool and tool.simulated_reason
         assert tool.action is not None and tool.action.kind == "lookup" and tool.kind == "read"
         assert set(tool.action.match) == {"lat", "lon"}
+
+
+def test_a_parameter_names_the_one_field_that_is_its_name_or_code(rt: ServiceRuntime) -> None:
+    tool = rt.manifest.tool(
+        "get_current_weather_by_place"
+    )  # ``city`` -> city_name, ``country`` -> country_code
+    assert tool is not None and tool.backend == "action", tool and tool.simulated_reason
+    assert tool.action is not None and tool.action.match == {"city": "city_name", "country": "country_code"}
 
 
 def test_a_read_whose_parameter_names_no_field_stays_with_the_world_model(rt: ServiceRuntime) -> None:

@@ -93,11 +93,20 @@ def bind_lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> A
     return ActionDef(kind="lookup", verb=_verb(tool), target=entity.name, scope=scope)
 
 
+#: Words a row's field adds to the thing it names (``city_name`` is the city, ``country_code`` the country).
+_QUALIFIERS = ("name", "code")
+
+
 def _field_column(key: str, semantic: str | None, entity: EntityDef) -> ColumnDef | None:
-    """The column a path parameter names: by name (``playerid`` -> ``PlayerID``), else, for a date
-    parameter (``{date}``), the entity's one date column or the one whose name says date."""
+    """The column a path parameter names: by name (``playerid`` -> ``PlayerID``), or as the one column
+    that is its name or code (Weatherbit's ``?city={city}&country={country}`` -> ``city_name``,
+    ``country_code``), else, for a date parameter (``{date}``), the entity's one date column or the
+    one whose name says date."""
     columns = [c for c in entity.columns if c.type not in ("json", "boolean")]
     named = next((c for c in columns if match_key(c.source_name or c.name) == key), None)
+    if named is None:  # ``city`` names ``city_name``, ``country`` names ``country_code``
+        spelled = [c for c in columns if match_key(c.source_name or c.name) in {key + q for q in _QUALIFIERS}]
+        named = spelled[0] if len(spelled) == 1 else None
     if named is not None or not (semantic == "date" or key == "date"):
         return named
     days = [c for c in columns if dated(c)]
