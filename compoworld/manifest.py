@@ -226,6 +226,19 @@ class ListBinding(BaseModel):
         default_factory=dict,
         description="Argument -> why it cannot be bound; a call giving it a value other than its default fails.",
     )
+    headers: list[str] = Field(
+        default_factory=list,
+        description="Required request headers that select no rows (an application key, an API version): "
+        "taken as given, as a read or a write takes them, where refusing every value would refuse every call.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_no_headers(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``headers`` is written only where a list has one, so earlier manifests stay byte for byte."""
+        out: dict[str, Any] = handler(self)
+        if not self.headers:
+            out.pop("headers", None)
+        return out
 
 
 class ResponseShape(BaseModel):

@@ -283,7 +283,9 @@ class ListBinder:
                 if p.json_schema.get("default") is not None and self._applies_default(p):
                     self.listing.defaults[p.name] = p.json_schema["default"]
                 continue
-            if p.required and p.location != "header" and p.json_schema.get("default") is None:
+            if p.required and p.json_schema.get("default") is None and p.location == "header":
+                self.listing.headers.append(p.name)  # ``App-Key``: a credential, not a filter
+            elif p.required and p.json_schema.get("default") is None:
                 self.problem = f"required argument '{p.name}' {reason}"
             else:  # optional, or required with a default: served at that value, any other refused
                 self.listing.refused[p.name] = reason

@@ -46,7 +46,7 @@ def unaccounted(tool: ToolDef) -> list[str]:
     listing = tool.listing or ListBinding()
     known = {tool.pk_arg, tool.search_arg, tool.limit_arg, tool.offset_arg, listing.sort_arg}
     known |= {listing.order_arg, listing.cursor_arg, listing.before_arg}
-    known |= set(tool.arg_columns) | set(listing.filters) | set(listing.refused)
+    known |= set(tool.arg_columns) | set(listing.filters) | set(listing.refused) | set(listing.headers)
     props = tool.input_schema.get("properties") or {}
     return sorted(a for a in props if a not in known and tool.arg_locations.get(a) != "path")
 
