@@ -78,3 +78,30 @@ def test_the_checker_reads_a_row_the_narrower_enum_names(folder: Path) -> None:
     checks = {t.tool: (t.backend, t.passed) for t in report.tools}
     for tool in ("getDomains", "getCategories", "getBasicCategories"):
         assert checks[tool] == ("implemented", True), tool
+
+
+def _closed_key_doc() -> dict[str, Any]:
+    """trakt.tv's shape: comments listed at ``/comments/{sort}`` (an enum), created at ``/comments``."""
+    comment = {"type": "object", "properties": {"id": {"type": "string"}, "comment": {"type": "string"}}}
+    body = {"content": {"application/json": {"schema": comment}}}
+    created = {"201": {"description": "created", **body}}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Comments", "version": "1"},
+        "paths": {
+            "/comments": {"post": {"operationId": "postComment", "requestBody": body, "responses": created}},
+            "/comments/{sort}": _read("getComments", "sort", ["newest", "oldest"]),
+        },
+    }
+
+
+def test_a_create_with_no_key_left_is_refused_as_a_conflict(tmp_path: Path) -> None:
+    """Every key the enum allows is seeded: a create answers 409 with the reason, never a tool error."""
+    folder = build_inline(tmp_path, "comments", _closed_key_doc(), verify=False)
+    rt = ServiceRuntime.from_folder(folder, Settings())
+    assert sorted(r["id"] for r in rt.select(None, "comment")) == ["newest", "oldest"]
+    out = call(rt, "ep-closed", "postComment", {"comment": "Great film"})
+    assert not out["success"]
+    assert out["error"]["code"] == "conflict", out
+    assert "key" in out["error"]["message"]
+    assert sorted(r["id"] for r in rt.select("ep-closed", "comment")) == ["newest", "oldest"]

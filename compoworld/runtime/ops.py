@@ -119,9 +119,12 @@ def _new_key(table: EntityTable, episode: Episode, seq: int) -> Any:
     key = entity_key(table.entity, seq)
     for attempt in range(1, 50):  # a narrow key pattern can repeat a key the seed already holds
         if episode.conn.execute(table.sql_exists, (key,)).fetchone() is None:
-            break
+            return key
         key = entity_key(table.entity, seq, attempt)
-    return key
+    if episode.conn.execute(table.sql_exists, (key,)).fetchone() is None:
+        return key
+    # a closed key space (a path parameter's enum: one row per value) has no key left to give
+    raise ToolFailure("conflict", f"no {table.entity.name} key is free: every key the API allows is taken")
 
 
 def op_create(

@@ -354,6 +354,8 @@ class ServiceRuntime:
             result = bound.failure(exc.code, exc.message)
         except (ValueError, TypeError, OverflowError) as exc:
             result = bound.failure("invalid_arguments", f"{name}: {exc}")
+        except sqlite3.IntegrityError as exc:  # a unique or not-null rule of the table: the API's 409
+            result = bound.failure("conflict", f"{name}: {exc}")
         except Exception as exc:  # sqlite errors from odd values: a client error, never a 500
             log.exception("tool %s.%s failed", self.name, name)
             result = bound.failure("tool_error", f"{name} could not be executed: {type(exc).__name__}: {exc}")
