@@ -14,7 +14,7 @@ from typing import Any
 
 from compoworld.keys import entity_key
 from compoworld.manifest import ToolDef
-from compoworld.runtime.listquery import ListQuery
+from compoworld.runtime.listquery import ListQuery, refuse_unhonoured
 from compoworld.runtime.shape import Page
 from compoworld.runtime.state import Episode, StateStore
 from compoworld.runtime.tables import EntityTable
@@ -168,7 +168,22 @@ def _scoped_row(tool: ToolDef, table: EntityTable, episode: Episode, args: dict[
 def op_read(
     store: StateStore, tool: ToolDef, table: EntityTable, episode: Episode, args: dict[str, Any]
 ) -> Any:
-    return _scoped_row(tool, table, episode, args)
+    """The row the key names; a field argument (``?status=open``) must be what the row holds, and a
+    refused one (``fields``, ``expand``) fails by name at any value but its default."""
+    if tool.listing is not None:
+        given = {k: v for k, v in args.items() if v is not None}
+        try:
+            refuse_unhonoured(tool.listing, tool.input_schema.get("properties") or {}, given)
+        except ArgumentError as exc:
+            raise ToolFailure("invalid_arguments", str(exc)) from exc
+    row = _scoped_row(tool, table, episode, args)
+    for arg, column in tool.arg_columns.items():
+        held = table.by_name[column].ref is not None or column == table.pk  # a parent: checked above
+        if not held and args.get(arg) is not None and str(row.get(column)) != str(args[arg]):
+            raise ToolFailure(
+                "not_found", f"{table.entity.name} '{row[table.pk]}' has no {arg} {args[arg]!r}"
+            )
+    return row
 
 
 def op_update(

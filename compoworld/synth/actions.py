@@ -27,6 +27,7 @@ from compoworld.synth.readside import (
     READ_REASON,
     bind_field_match,
     bind_lookup,
+    read_params,
     row_param_target,
     unhonoured,
 )
@@ -515,16 +516,19 @@ def _lookup(tool: ToolSpec, target: Target, inference: EntityInference) -> Actio
     target = Target(entity.name, "action", pk_param=target.pk_param, parent_params=target.parent_params)
     found = bind_lookup(tool, target, inference)
     found.returns = "row" if _answers_row(tool, entity) else "body"
-    return ActionBinding(entity.name, found, target.pk_param)
+    named, refused = read_params(tool, entity, {target.pk_param or "", *target.parent_params, *found.scope})
+    found.scope.update(named)  # ``?status=open`` on one row: the row must hold it
+    return ActionBinding(entity.name, found, target.pk_param, refused=refused)
 
 
 def _singleton(tool: ToolSpec, entity: EntityDef) -> ActionBinding:
     """A record addressed without a key: a GET reads its one row, a PUT/PATCH writes it."""
     method = (tool.method or "POST").upper()
     if method == "GET":
-        action = ActionDef(kind="lookup", verb="read", target=entity.name)
+        named, refused = read_params(tool, entity, set())  # ``?companyId=``: the row holding it
+        action = ActionDef(kind="lookup", verb="read", target=entity.name, match=named)
         action.returns = "row" if _answers_row(tool, entity) else "body"
-        return ActionBinding(entity.name, action)
+        return ActionBinding(entity.name, action, refused=refused)
     if method not in ("PUT", "PATCH"):
         raise Unbound(f"a {method} on the {entity.name} record names no state change")
     columns, body_arg = arg_columns(tool, entity, set())

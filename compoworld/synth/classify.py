@@ -27,6 +27,7 @@ from compoworld.synth.outputs import (
     row_semantics,
     schema_semantics,
 )
+from compoworld.synth.readside import read_params
 from compoworld.synth.resources import path_param
 from compoworld.synth.responses import holds, json_schema_of, response_shape, status_shape
 from compoworld.synth.toolnames import READ_ACTION_VERBS, VERBS, parse_tool_name
@@ -116,10 +117,25 @@ class _Binder:
                 return
             self.fields["pk_arg"] = self.target.pk_param
             self.fields["arg_columns"] = self._parent_columns()
+        if op == "read":
+            self._bind_read_params()
         if op in ("list", "search"):
             self._bind_list()
         if op in ("create", "update"):
             self._bind_write()
+
+    def _bind_read_params(self) -> None:
+        """A read's other parameters: a field the row must hold, else refused by name (an unbindable
+        required one leaves the read with the world model: ``readside.read_params``)."""
+        bound = {self.target.pk_param, *self.target.parent_params, *self.fields["arg_columns"]}
+        try:
+            named, refused = read_params(self.tool, self.entity, bound)
+        except Unbound as unbound:
+            self.problem = str(unbound)
+            return
+        self.fields["arg_columns"].update(named)
+        if refused:
+            self.fields["listing"] = ListBinding(refused=refused)
 
     def _parent_columns(self) -> dict[str, str]:
         out: dict[str, str] = {}

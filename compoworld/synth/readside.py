@@ -21,15 +21,17 @@ from __future__ import annotations
 
 from compoworld.manifest import ActionDef, ColumnDef, EntityDef
 from compoworld.runtime.actions import dated
-from compoworld.specs.model import ToolSpec
+from compoworld.specs.model import FieldSpec, ToolSpec
+from compoworld.specs.shapes import json_type
 from compoworld.specs.words import entity_name, split_words
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.listparams import json_choices, language_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.resources import path_param
+from compoworld.synth.responses import holds
 from compoworld.synth.unbound import Unbound
 
-__all__ = ["READ_REASON", "bind_field_match", "bind_lookup", "row_param_target", "unhonoured"]
+__all__ = ["READ_REASON", "bind_field_match", "bind_lookup", "read_params", "row_param_target", "unhonoured"]
 
 #: Why a read action stays with the world model: nothing in its path names a row of typed state.
 READ_REASON = "a read action computes its answer (world model); its path names no row of typed state"
@@ -131,6 +133,9 @@ def bind_field_match(tool: ToolSpec, entity: EntityDef) -> ActionDef:
     return ActionDef(kind="lookup", verb=_verb(tool), target=entity.name, match=match)
 
 
+#: Names of a parameter choosing the encoding of a binary answer (an export's file format).
+_ENCODINGS = frozenset({"format", "fileformat", "exportformat", "mimetype", "contenttype"})
+
 #: Why a field-match lookup refuses a parameter it does not match on.
 _UNMATCHED = "the lookup answers the stored row its fields name; this argument would change that answer"
 
@@ -153,3 +158,43 @@ def unhonoured(tool: ToolSpec, bound: set[str]) -> dict[str, str]:
         else:
             refused[p.name] = _UNMATCHED
     return refused
+
+
+def _same_kind(column: ColumnDef, p: FieldSpec) -> bool:
+    """Whether an argument can name the column's values: a flag a flag, a number a number or its text."""
+    kind = json_type(p.json_schema)
+    if column.type == "boolean" or kind == "boolean":
+        return column.type == "boolean" and kind == "boolean"
+    return holds(column, p.json_schema)
+
+
+def read_params(tool: ToolSpec, entity: EntityDef, bound: set[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """What a one-row read does with each query or body parameter outside ``bound`` (its key, its
+    parents): an optional one is refused by name at any value but its default (argument -> why); a
+    required one must name a field of the row, which must hold the value given (argument -> column),
+    else (roaring's ``countryCode``, weatherbit's ``start_date``) the read cannot answer it from the
+    row: :class:`Unbound`. A required header (an application key) is taken as given."""
+    named: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    opaque = isinstance(tool.output_schema, dict) and tool.output_schema.get("format") == "binary"
+    for p in tool.params:
+        if p.name in bound or p.location == "path" or json_choices(p) is not None:
+            continue
+        if opaque and match_key(p.original_name or p.name) in _ENCODINGS:
+            continue  # ``/files/{id}/export?format=pdf``: the encoding of content no state holds
+        served = language_choices(p)
+        if served is not None:
+            refused[p.name] = (
+                f"chooses the language of the answer's text, which this service holds in {served[0]!r} only"
+            )
+            continue
+        if not p.required or p.json_schema.get("default") is not None:
+            refused[p.name] = _UNMATCHED  # ``fields``, ``expand``, ``units``: served at its default only
+            continue
+        if p.location == "header":
+            continue
+        column = _field_column(match_key(p.original_name or p.name), None, entity)
+        if column is None or column.primary_key or not _same_kind(column, p):
+            raise Unbound(f"required argument '{p.name}' names nothing the read answers from")
+        named[p.name] = column.name
+    return named, refused

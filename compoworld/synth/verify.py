@@ -33,7 +33,7 @@ from compoworld.synth.reverify import Verdicts, called, looks_up
 from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_collections import check_collection
 from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
-from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated
+from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated, check_unhonoured
 
 __all__ = [
     "ToolCheck",
@@ -282,6 +282,8 @@ class _Checker:
             base = self.args_for(tool, row, full=False)
             await self.expect_ok(None, tool, base)
             checks.append("read on seed")
+            if op == "read":
+                await check_unhonoured(self, tool, base, checks)
             if op != "read":
                 self.tallies[tool.name] = await check_listing(self, tool, base, checks)
             return
@@ -292,8 +294,9 @@ class _Checker:
             key = _key_of(tool, created, entity.pk)
             if key is None and (entity.pk in tool.shape.fields or not tool.shape.declared):
                 raise _Failure("create returned no key")
-            if reader is not None and key is not None:
-                got = await self.expect_ok(episode, reader, self.reader_args(reader, {entity.pk: key}, key))
+            if reader is not None and key is not None:  # read back as stored (its parents, its fields)
+                stored = self.rt.select(episode, entity.table, {entity.pk: key}) or [{entity.pk: key}]
+                got = await self.expect_ok(episode, reader, self.reader_args(reader, stored[0], key))
                 carries_key = entity.pk in reader.shape.fields or not reader.shape.declared
                 if carries_key and _key_of(reader, got, entity.pk) != key:
                     raise _Failure("create -> read did not round-trip")

@@ -32,7 +32,7 @@ from compoworld.seeding import seeded_rng
 from compoworld.specs.shapes import json_type
 from compoworld.values import fit_string
 
-__all__ = ["CheckFailure", "Checker", "check_action", "check_simulated", "state_of"]
+__all__ = ["CheckFailure", "Checker", "check_action", "check_simulated", "check_unhonoured", "state_of"]
 
 
 class CheckFailure(Exception):
@@ -288,9 +288,9 @@ def _match_arg(tool: ToolDef, column: ColumnDef, value: Any) -> Any:
     return value
 
 
-async def _check_unhonoured(ck: Checker, tool: ToolDef, args: dict[str, Any], checks: list[str]) -> None:
-    """Each parameter the lookup refuses (``units``, ``days``) is refused by name at a value other
-    than its default, never answered as if it were honoured."""
+async def check_unhonoured(ck: Checker, tool: ToolDef, args: dict[str, Any], checks: list[str]) -> None:
+    """Each parameter a read refuses (``units``, ``days``, ``fields``) is refused by name at a value
+    other than its default, never answered as if it were honoured."""
     props = tool.input_schema.get("properties") or {}
     validator = ArgsValidator(tool.input_schema)
     for arg in sorted(tool.listing.refused if tool.listing is not None else {}):
@@ -350,7 +350,7 @@ async def _check_match(ck: Checker, tool: ToolDef, action: ActionDef, checks: li
         if ck.rt.state_hash(episode) != ck.seed_hash():
             raise CheckFailure(f"{tool.name} (a read) changed the typed state")
         checks.append("lookup answers the row holding the values its arguments name")
-        await _check_unhonoured(ck, tool, args, checks)
+        await check_unhonoured(ck, tool, args, checks)
     arg, name = sorted(action.match.items())[0]
     column = columns[name]
     if dated(column):
@@ -389,6 +389,7 @@ async def _check_lookup(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
         if ck.rt.state_hash(episode) != ck.seed_hash():  # the seed view: what the fork started from
             raise CheckFailure(f"{tool.name} (a read) changed the typed state")
         checks.append("lookup answers from the addressed row")
+        await check_unhonoured(ck, tool, args, checks)
     if tool.pk_arg is None:  # a record addressed without a key: nothing else to address
         return
     held = {str(r[entity.pk]) for r in rows}
