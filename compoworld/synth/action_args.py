@@ -51,7 +51,11 @@ def arg_columns(tool: ToolSpec, entity: EntityDef, skip: set[str]) -> tuple[dict
             column = (
                 None  # ``episode: {PodcastEpisode}`` beside an ``episode`` number: the row, not the column
             )
-        if column is not None and column.type in ("integer", "number") and json_type(p.json_schema) == "string":
+        if (
+            column is not None
+            and column.type in ("integer", "number")
+            and json_type(p.json_schema) == "string"
+        ):
             column = None  # ``/_string {value: "..."}``: a number's text form, not the number column
         if column is not None and not column.primary_key and column.name not in out.values():
             out[p.name] = column.name
