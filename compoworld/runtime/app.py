@@ -176,10 +176,32 @@ class SelectRequest(BaseModel):
     queries: list[SelectQuery] = Field(description="Reads to run, results returned in order.")
 
 
-def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
+def _runtime(request: Request) -> ServiceRuntime:
+    """The service an admin request is for: the app it reached (``create_service_app`` sets it)."""
+    runtime: ServiceRuntime = request.app.state.runtime
+    return runtime
+
+
+#: The admin router of each admin token: its routes find their service through the request, so one
+#: router serves every app of a process (building its routes was a fifth of building a small app).
+_ADMIN_ROUTERS: dict[str, APIRouter] = {}
+_ADMIN_ROUTERS_KEPT = 8
+
+
+def _admin_router(settings: Settings) -> APIRouter:
+    """``/admin/...`` behind ``settings``' bearer token, for whichever service app includes it."""
+    found = _ADMIN_ROUTERS.get(settings.admin_token)
+    if found is None:
+        while len(_ADMIN_ROUTERS) >= _ADMIN_ROUTERS_KEPT:
+            del _ADMIN_ROUTERS[next(iter(_ADMIN_ROUTERS))]
+        found = _ADMIN_ROUTERS[settings.admin_token] = _build_admin_router(settings)
+    return found
+
+
+def _build_admin_router(settings: Settings) -> APIRouter:
     router = APIRouter(prefix="/admin", dependencies=[Depends(admin_guard(settings))])
 
-    def episode_or_404(episode_id: str) -> str | None:
+    def episode_or_404(runtime: ServiceRuntime, episode_id: str) -> str | None:
         if episode_id == SEED_VIEW:
             return None
         if not runtime.has_episode(episode_id):
@@ -187,11 +209,12 @@ def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
         return episode_id
 
     @router.get("/episodes")
-    async def list_episodes() -> Response:
-        return json_response({"episodes": sorted(runtime.store.episodes)})
+    async def list_episodes(request: Request) -> Response:
+        return json_response({"episodes": sorted(_runtime(request).store.episodes)})
 
     @router.post("/episodes")
-    async def fork(body: ForkRequest) -> Response:
+    async def fork(body: ForkRequest, request: Request) -> Response:
+        runtime = _runtime(request)
         if not _EPISODE_ID.match(body.episode_id):
             raise HTTPException(status_code=422, detail="invalid episode id")
         try:
@@ -203,37 +226,41 @@ def _admin_router(runtime: ServiceRuntime, settings: Settings) -> APIRouter:
         return json_response({"episode_id": body.episode_id, "service": runtime.name}, 201)
 
     @router.post("/touch")
-    async def touch(body: TouchRequest) -> Response:
-        return json_response({"missing": runtime.touch(body.episode_ids)})
+    async def touch(body: TouchRequest, request: Request) -> Response:
+        return json_response({"missing": _runtime(request).touch(body.episode_ids)})
 
     @router.post("/episodes/{episode_id}/freeze")
-    async def freeze(episode_id: str) -> Response:
-        if not runtime.freeze(episode_id):
+    async def freeze(episode_id: str, request: Request) -> Response:
+        if not _runtime(request).freeze(episode_id):
             raise HTTPException(status_code=404, detail=f"unknown episode '{episode_id}'")
         return json_response({"frozen": episode_id})
 
     @router.delete("/episodes/{episode_id}")
-    async def delete(episode_id: str) -> Response:
-        if not runtime.delete(episode_id):
+    async def delete(episode_id: str, request: Request) -> Response:
+        if not _runtime(request).delete(episode_id):
             raise HTTPException(status_code=404, detail=f"unknown episode '{episode_id}'")
         return json_response({"deleted": episode_id})
 
     @router.get("/episodes/{episode_id}/state")
-    async def state(episode_id: str) -> Response:
-        return json_response(runtime.dump(episode_or_404(episode_id)))
+    async def state(episode_id: str, request: Request) -> Response:
+        runtime = _runtime(request)
+        return json_response(runtime.dump(episode_or_404(runtime, episode_id)))
 
     @router.get("/episodes/{episode_id}/hash")
-    async def state_hash(episode_id: str) -> Response:
-        return json_response({"hash": runtime.state_hash(episode_or_404(episode_id))})
+    async def state_hash(episode_id: str, request: Request) -> Response:
+        runtime = _runtime(request)
+        return json_response({"hash": runtime.state_hash(episode_or_404(runtime, episode_id))})
 
     @router.get("/episodes/{episode_id}/log")
-    async def write_log(episode_id: str) -> Response:
-        eid = episode_or_404(episode_id)
+    async def write_log(episode_id: str, request: Request) -> Response:
+        runtime = _runtime(request)
+        eid = episode_or_404(runtime, episode_id)
         return json_response({"log": runtime.write_log(eid) if eid else []})
 
     @router.post("/episodes/{episode_id}/select")
-    async def select(episode_id: str, body: SelectRequest) -> Response:
-        eid = episode_or_404(episode_id)
+    async def select(episode_id: str, body: SelectRequest, request: Request) -> Response:
+        runtime = _runtime(request)
+        eid = episode_or_404(runtime, episode_id)
         try:
             results = [runtime.select(eid, q.table, q.where) for q in body.queries]
         except EpisodeError as exc:
@@ -288,7 +315,7 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
     for prefix in plan.at("health"):
         app.add_route(prefix + "/health", health, methods=["GET"], include_in_schema=False)
     for prefix in plan.at("admin"):
-        app.include_router(_admin_router(runtime, settings), prefix=prefix)
+        app.include_router(_admin_router(settings), prefix=prefix)
     for (method, route), served in route_groups(plan.spec_routes).items():
         handler = rest_handler(runtime, served[0][1], limit, _episode_of)
         if len(served) > 1 or served[0][0] != route:  # operations told apart by their query strings
