@@ -124,26 +124,3 @@ def test_json_that_httpx_refuses_is_refused_the_same_way() -> None:
     with pytest.raises(ValueError) as theirs:
         httpx.Request("POST", "http://verify/", json={"x": float("nan")})
     assert str(ours.value) == str(theirs.value)
-
-
-def test_primed_endpoint_contexts_are_what_fastapi_extracts() -> None:
-    from fastapi import routing
-
-    from compoworld.runtime import create_service_app
-    from compoworld.synth.asgi_client import prime_endpoint_contexts
-
-    runtime = ServiceRuntime.from_folder(LIBRARY / "google_calendar", Settings.defaults())
-    apps = [create_service_app(runtime, Settings.defaults(admin_token="t")) for _ in range(2)]
-    for app in apps:
-        prime_endpoint_contexts(app)
-    primed = dict(routing._endpoint_context_cache)
-    routing._endpoint_context_cache.clear()
-    dependants = [getattr(r, "dependant", None) for app in apps for r in app.routes]
-    funcs = [d.call for d in dependants if d is not None]
-    assert len(funcs) > 10
-    for func in funcs:
-        assert primed[id(func)] == routing._extract_endpoint_context(func)
-        assert primed[id(func)] is not routing._endpoint_context_cache[id(func)]
-    assert len({id(primed[id(f)]) for f in funcs}) == len(
-        funcs
-    )  # each endpoint its own (FastAPI writes into it)

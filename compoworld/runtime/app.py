@@ -21,6 +21,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
+from starlette.routing import Route
 
 from compoworld.contracts import ToolResult
 from compoworld.errors import EpisodeError, ServiceUnavailable
@@ -270,6 +271,18 @@ def _build_admin_router(settings: Settings) -> APIRouter:
     return router
 
 
+def _spec_route(
+    path: str, handler: Callable[[Request], Awaitable[Response]], method: str, name: str
+) -> Route:
+    """A spec route as a plain Starlette route, as the uniform route is: its handler takes the request
+    and answers a ``Response``, so FastAPI's per-route machinery (a dependency graph built for every
+    route of every app and solved on every request) had nothing to do. Served for ``method`` only
+    (Starlette adds HEAD to a GET route; FastAPI's routes, as before, do not)."""
+    route = Route(path, handler, methods=[method], name=name, include_in_schema=False)
+    route.methods = {method}
+    return route
+
+
 def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> FastAPI:
     """The FastAPI app of one service: the runtime's routes (see ``plan_routes``) and the spec's."""
     runtime = target if isinstance(target, ServiceRuntime) else ServiceRuntime.from_folder(target, settings)
@@ -322,9 +335,7 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
             handler = dispatching_handler(
                 [(query_template(p), rest_handler(runtime, n, limit, _episode_of)) for p, n in served]
             )
-        app.add_api_route(
-            route_path(route), handler, methods=[method], name=served[0][1], include_in_schema=False
-        )
+        app.router.routes.append(_spec_route(route_path(route), handler, method, served[0][1]))
     app.openapi = functools.cache(lambda: openapi_document(m, plan))  # type: ignore[method-assign]
     return app
 

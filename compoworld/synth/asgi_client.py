@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["AsgiClient", "AsgiResponse", "prime_endpoint_contexts"]
+__all__ = ["AsgiClient", "AsgiResponse"]
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -188,39 +188,3 @@ async def _call(app: Any, scope: dict[str, Any], method: str, body: bytes) -> As
     await app(scope, receive, send)
     assert complete.is_set() and status is not None and headers is not None
     return AsgiResponse(status, headers, b"".join(parts))
-
-
-#: FastAPI's context of an endpoint (file, line, function: what its error messages name), per code object.
-_CONTEXTS: dict[Any, dict[str, Any]] = {}
-
-
-def prime_endpoint_contexts(app: Any) -> None:
-    """Fill FastAPI's per-endpoint context cache for ``app``'s routes from one extraction per code object.
-
-    FastAPI (``fastapi.routing._extract_endpoint_context``) reads an endpoint's source file and
-    line on its first request, keyed by ``id(func)``; every verified service makes its endpoints
-    afresh (closures over its runtime), so each paid ``inspect.getsourcelines`` again: a
-    twelfth of verification. The context depends only on the function's code object and name,
-    so it is taken once per code object and each endpoint gets its own copy (FastAPI writes the
-    request path into it). A FastAPI without that cache is left alone.
-    """
-    from fastapi import routing
-
-    cache = getattr(routing, "_endpoint_context_cache", None)
-    extract = getattr(routing, "_extract_endpoint_context", None)
-    if not isinstance(cache, dict) or not callable(extract):
-        return
-    for route in getattr(app, "routes", []):
-        dependant = getattr(route, "dependant", None)
-        func = getattr(dependant, "call", None)
-        code = getattr(func, "__code__", None)
-        if func is None or code is None or id(func) in cache:
-            continue
-        key = (code, getattr(func, "__name__", None))
-        base = _CONTEXTS.get(key)
-        if base is None:
-            base = {k: v for k, v in extract(func).items() if k != "path"}
-            cache.pop(id(func), None)
-            if len(_CONTEXTS) < 4096:
-                _CONTEXTS[key] = base
-        cache[id(func)] = dict(base)

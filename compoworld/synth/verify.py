@@ -28,7 +28,7 @@ from compoworld.runtime.tables import quote
 from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.settings import Settings
-from compoworld.synth.asgi_client import AsgiClient, prime_endpoint_contexts
+from compoworld.synth.asgi_client import AsgiClient
 from compoworld.synth.reverify import Verdicts, called, looks_up
 from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_collections import check_collection
@@ -359,7 +359,6 @@ async def verify_round(
     the round before (``Verdicts.kept``: no tool switched since can change them); the report, and
     every verdict with what its check reached, for the next round."""
     app = create_service_app(runtime, Settings.defaults(admin_token=_TOKEN))
-    prime_endpoint_contexts(app)
     client = AsgiClient(app, "http://verify")  # the requests httpx.ASGITransport sends, without httpx
     health = await client.get(f"{RESERVED_PREFIX}/health")
     if health.status_code != 200:
