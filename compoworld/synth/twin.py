@@ -106,6 +106,24 @@ class Twin:
     async def uniform(self, episode: str | None, tool: str, args: Any) -> ToolResult:
         """One call over the uniform route only."""
         await self.ensure(episode)
+        return await self._uniform(episode, tool, args)
+
+    async def refused(self, episode: str, tool: str, args: Any) -> ToolResult:
+        """``uniform(episode, tool, args)`` for arguments the service should refuse, forking
+        ``episode`` only once a call needs it.
+
+        A service refuses bad arguments before it looks for the episode, and a call that finds no
+        episode changes nothing, so it is tried unforked first; only one that got as far as the
+        episode (``episode_gone``) is run again on a fresh fork, as ``uniform`` runs it. Every
+        tool's check begins with such a call: a fork each was two fifths of a build's forks.
+        """
+        if episode not in self._forked:
+            first = await self._uniform(episode, tool, args)
+            if first.success or first.code != "episode_gone":
+                return first
+        return await self.uniform(episode, tool, args)
+
+    async def _uniform(self, episode: str | None, tool: str, args: Any) -> ToolResult:
         headers = {"X-Episode-Id": episode} if episode else {}
         resp = await self.client.post(f"{RESERVED_PREFIX}/tools/{tool}", json=args, headers=headers)
         if resp.status_code >= 500:

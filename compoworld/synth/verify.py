@@ -215,7 +215,7 @@ class _Checker:
     async def check_invalid(self, tool: ToolDef) -> str:
         props = tool.input_schema.get("properties") or {}
         if tool.input_schema.get("additionalProperties", False) is False:
-            out = await self.twin.uniform(self.episode(), tool.name, {"__not_a_field__": 1})
+            out = await self.twin.refused(self.episode(), tool.name, {"__not_a_field__": 1})
             if out.success or ("__not_a_field__" not in out.message and "missing" not in out.message):
                 raise _Failure(f"an unknown argument was not refused with a message naming it: {out}")
             return "unknown argument refused"
@@ -223,7 +223,7 @@ class _Checker:
             (n for n, s in sorted(props.items()) if s.get("type") in ("integer", "boolean", "number")), None
         )
         if typed is not None:
-            out = await self.twin.uniform(self.episode(), tool.name, {typed: "not-a-number"})
+            out = await self.twin.refused(self.episode(), tool.name, {typed: "not-a-number"})
             if out.success:
                 raise _Failure(f"a wrong type for '{typed}' was accepted")
             return "wrong type refused"
