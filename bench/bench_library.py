@@ -132,6 +132,7 @@ def hosted(library: Path, calls: int, seed: int, timeout_s: float) -> dict[str, 
         cold: list[float] = []
         cold_cpu: list[float] = []
         kinds = {"tool call": 0, "tool listing": 0}
+        slowest: list[tuple[float, str, str]] = []
         with httpx.Client(base_url=url, timeout=120) as http:
             for name in picked:
                 read = _a_read(library / name)
@@ -145,6 +146,7 @@ def hosted(library: Path, calls: int, seed: int, timeout_s: float) -> dict[str, 
                     kinds["tool listing"] += 1
                 cold.append(time.perf_counter() - start)
                 cold_cpu.append(_cpu_s(proc.pid) - cpu)
+                slowest.append((cold[-1], name, "tool call" if read is not None else "tool listing"))
                 if resp.status_code >= 500:
                     print(f"  {name}: HTTP {resp.status_code} {resp.text[:200]}", file=sys.stderr)
         health = httpx.get(url + "/health", timeout=30).json()
@@ -166,6 +168,9 @@ def hosted(library: Path, calls: int, seed: int, timeout_s: float) -> dict[str, 
         "cold_call_cpu_p90_ms": round(cold_cpu[int(0.9 * (len(cold_cpu) - 1))] * 1000, 1)
         if cold_cpu
         else None,
+        "slowest_first_calls": [
+            f"{n} ({k}) {t * 1000:.0f} ms" for t, n, k in sorted(slowest, reverse=True)[:3]
+        ],
         "resident_after": health.get("resident"),
         "rss_after_mib": round(rss, 1),
     }
