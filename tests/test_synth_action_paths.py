@@ -6,7 +6,9 @@ Its ``GET /tables/int64s/{tableName}/{index}/_string`` was bound as a lookup of 
 ``tableName`` that never read ``index``: any element asked for answered the same row. A path
 parameter an action does not use is now either the parent its literal names (``/calendars/{calendarId}
 /events/{eventId}/details`` reads an event only under its own calendar) or the reason the action
-stays with the world model. Built from an inline document, called on real SQLite, conformance-checked.
+stays with the world model. A verb before the collection (VTEX's ``POST /archive/calculatorConfiguration/
+{idCalculatorConfiguration}``) addresses the row the trailing key names. Built from an inline
+document, called on real SQLite, conformance-checked.
 """
 
 from __future__ import annotations
@@ -44,6 +46,14 @@ def _doc() -> dict[str, Any]:
         "type": "object",
         "properties": {"id": {"type": "string"}, "summary": {"type": "string"}, "status": {"type": "string"}},
     }
+    promotion = {
+        "type": "object",
+        "properties": {
+            "idPromotion": {"type": "string"},
+            "name": {"type": "string"},
+            "isArchived": {"type": "boolean"},
+        },
+    }
     body = {"required": True, "content": {"application/json": {"schema": _VALUE}}}
     return {
         "openapi": "3.0.3",
@@ -64,6 +74,33 @@ def _doc() -> dict[str, Any]:
                     "requestBody": body,
                     "responses": _ok(),
                 },
+            },
+            "/promotionconfiguration": {
+                "get": {
+                    "operationId": "listPromotions",
+                    "responses": _ok({"type": "array", "items": promotion}),
+                }
+            },
+            "/promotionconfiguration/{idPromotion}": {
+                "get": {
+                    "operationId": "getPromotion",
+                    "parameters": [_param("idPromotion")],
+                    "responses": _ok(promotion),
+                }
+            },
+            "/archive/promotionConfiguration/{idPromotion}": {
+                "post": {
+                    "operationId": "ArchivePromotion",
+                    "parameters": [_param("idPromotion")],
+                    "responses": _ok(),
+                }
+            },
+            "/unarchive/promotionConfiguration/{idPromotion}": {
+                "post": {
+                    "operationId": "UnarchivePromotion",
+                    "parameters": [_param("idPromotion")],
+                    "responses": _ok(),
+                }
             },
             "/tables": {
                 "get": {"operationId": "readTables", "responses": _ok({"type": "array", "items": table})}
@@ -146,6 +183,16 @@ def test_a_parent_the_path_names_scopes_the_addressed_row(rt: ServiceRuntime) ->
     elsewhere = call(rt, None, "eventDetails", {"calendarId": other, "eventId": row["id"]})
     assert found["success"], found
     assert not elsewhere["success"] and elsewhere["error"]["code"] == "not_found", elsewhere
+
+
+def test_a_verb_before_the_collection_addresses_the_row_its_key_names(rt: ServiceRuntime) -> None:
+    archive, unarchive = rt.manifest.tool("ArchivePromotion"), rt.manifest.tool("UnarchivePromotion")
+    assert archive is not None and archive.backend == "action" and archive.pk_arg == "idPromotion"
+    assert archive.action is not None and archive.action.sets == {"isArchived": True}
+    assert unarchive is not None and unarchive.action is not None
+    assert unarchive.action.sets == {"isArchived": False} and unarchive.action.requires == {
+        "isArchived": [True]
+    }
 
 
 def test_the_service_passes_the_conformance_checker(rt: ServiceRuntime) -> None:

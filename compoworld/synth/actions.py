@@ -633,6 +633,8 @@ def _bind(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionB
     if found is None:
         raise Unbound("the operation's verb names no state change")
     name, verb, rest = found
+    if target.pk_param is None and verb.kind != "insert":  # ``/archive/calculatorConfiguration/{id}``
+        target = row_param_target(tool, target, inference)
     if target.pk_param is None and verb.kind != "insert":
         target = _body_row(tool, target, verb, rest, inference)
     if target.pk_param is not None:

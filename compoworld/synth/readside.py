@@ -54,7 +54,7 @@ def row_param_target(tool: ToolSpec, target: Target, inference: EntityInference)
     if target.pk_param is not None:
         return target
     segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
-    literals = {entity_name(s) for s in segments if "{" not in s}
+    literals = {match_key(entity_name(s)) for s in segments if "{" not in s}
     for segment in reversed(segments[-2:]):
         if not (segment.startswith("{") and segment.endswith("}")):
             continue
@@ -63,7 +63,7 @@ def row_param_target(tool: ToolSpec, target: Target, inference: EntityInference)
             continue
         key = match_key(param.original_name or param.name)
         for entity in inference.entities:
-            named = param.semantic == f"id:{entity.name}" or entity.name in literals
+            named = param.semantic == f"id:{entity.name}" or match_key(entity.name) in literals
             if named and _names_entity(key, param.semantic, entity):
                 parents = {a: e for a, e in target.parent_params.items() if a != param.name}
                 return Target(entity.name, "action", pk_param=param.name, parent_params=parents)
