@@ -110,9 +110,9 @@ def _transitions(world: World, table: Table) -> list[Act]:
 def _anchored(world: World, table: Table) -> list[Act]:
     out: list[Act] = []
     money = table.money_columns()
-    for child in world.tables.values():
+    for child in world.of_service(table.service):
         tool = child.creator
-        if child.service != table.service or child is table or tool is None:
+        if child is table or tool is None:
             continue
         ref_arg, ref_column = _reference(child, tool, table)
         if ref_arg is None or ref_column is None:

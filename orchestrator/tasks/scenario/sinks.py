@@ -173,9 +173,7 @@ def _scopes(world: World, table: Table) -> list[tuple[str, Table, dict[str, Any]
         if column is None or not (column.ref or (column.semantic or "").startswith("id:")):
             continue
         target = column.ref or (column.semantic or "")[3:]
-        parent = next(
-            (t for t in world.tables.values() if t.service == table.service and t.entity.name == target), None
-        )
+        parent = world.entity_table(table.service, target)
         if parent is None or parent.lister is None:
             return None
         labelled = [r for r in parent.rows if parent.label_of(r)]

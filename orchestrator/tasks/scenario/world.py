@@ -106,6 +106,8 @@ class Table:
     updater: ToolDef | None = None
     deleter: ToolDef | None = None
     _shares: dict[tuple[str, Any], float] = field(default_factory=dict, repr=False, compare=False)
+    _party: bool | None = field(default=None, repr=False, compare=False)
+    _emails: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -131,12 +133,20 @@ class Table:
 
     @property
     def is_party(self) -> bool:
-        """Rows are people: a name column and one distinct e-mail per row."""
+        """Rows are people: a name column and one distinct e-mail per row (decided once: the seed rows
+        never change)."""
         if self.email_path is None or self.name_column is None:
             return False
-        emails = [self.email_of(r) for r in self.rows]
-        known = [e for e in emails if e]
-        return len(known) >= 3 and len(set(known)) == len(known)
+        if self._party is None:
+            known = [e for e in (self.email_of(r) for r in self.rows) if e]
+            self._party = len(known) >= 3 and len(set(known)) == len(known)
+        return self._party
+
+    def emails(self) -> frozenset[str]:
+        """The e-mail addresses its rows are keyed to (gathered once)."""
+        if self._emails is None:
+            self._emails = frozenset(e for e in (self.email_of(r) for r in self.rows) if e)
+        return self._emails
 
     def email_of(self, row: dict[str, Any]) -> str | None:
         if self.email_path is None:
@@ -390,3 +400,17 @@ class World:
 
     def table(self, service: str, table: str) -> Table | None:
         return self.tables.get((service, table))
+
+    def of_service(self, service: str) -> list[Table]:
+        """The service's tables, in the order ``tables`` holds them (indexed once, when first asked)."""
+        index = self.derived.get(("service_tables", "", ""))
+        if index is None:
+            index = self.derived[("service_tables", "", "")] = {}
+            for table in self.tables.values():
+                index.setdefault(table.service, []).append(table)
+        found: list[Table] = index.get(service, [])
+        return found
+
+    def entity_table(self, service: str, entity: str) -> Table | None:
+        """The service's first table of the entity named so."""
+        return next((t for t in self.of_service(service) if t.entity.name == entity), None)
