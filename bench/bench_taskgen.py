@@ -192,6 +192,7 @@ def _one_path(args: argparse.Namespace) -> None:
         "loads": getattr(getattr(pool, "stats", None), "loads", len(lib.runtimes)),
         "evictions": getattr(getattr(pool, "stats", None), "evictions", 0),
         "sha256": hashlib.sha256(dump_tasks(tasks).encode()).hexdigest()[:16],
+        **{name: round(value, 3) for name, value in spread(tasks, lib.world.domains).items()},
     }
     print(json.dumps(figures))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,30 @@ def test_stats_prints_the_distributions(task_file: Path) -> None:
     assert result.exit_code == 0, result.output
     for title in ("services per task", "walk length", "capabilities", "domains", "read / write"):
         assert title in result.output
+
+
+def _cells(output: str) -> str:
+    """A rich table's text with the borders gone and the spaces collapsed."""
+    return " ".join(re.sub(r"[│┃┏┓┗┛┡┩└┘━─┳┻╇┼├┤]", " ", output).split())
+
+
+def test_stats_prints_the_spread_with_the_domains_of_the_library_the_tasks_came_from(
+    task_file: Path, library: Path
+) -> None:
+    from orchestrator.tasks.stats import BUSIEST, SAME_VERTICAL, spread
+    from orchestrator.tasksource import scan_tasks
+
+    tasks = [t for _, t in scan_tasks(task_file)[0]]
+    domains = {p.parent.name: json.loads(p.read_text())["domain"] for p in library.glob("*/manifest.json")}
+    figures = spread(tasks, domains)
+    result = runner.invoke(tasks_app(), ["stats", str(task_file), "--library", str(library)])
+    assert result.exit_code == 0, result.output
+    text = _cells(result.output)
+    assert f"busiest service's share of tasks {figures[BUSIEST]:.1%}" in text
+    assert f"same-vertical service pairs {figures[SAME_VERTICAL]:.1%}" in text
+    # without the library, the starter's domains do not name these services: no pair share is made up
+    bare = _cells(runner.invoke(tasks_app(), ["stats", str(task_file)]).output)
+    assert "same-vertical service pairs -" in bare and "pass --library" in bare
 
 
 def test_check_names_each_bad_line_of_a_hand_edited_file(

@@ -10,13 +10,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from compoworld.catalog import read_catalog
 from compoworld.commands import command_group
 from compoworld.errors import CompoWorldError
 from compoworld.settings import Settings
+from orchestrator.models import Task
 from orchestrator.tasks.check import CheckReport, check_tasks
 from orchestrator.tasks.generate import GenerateOptions, GenerationReport, generate_tasks
 from orchestrator.tasks.library import TaskLibrary, stream_library
-from orchestrator.tasks.stats import task_stats
+from orchestrator.tasks.stats import BUSIEST, SAME_VERTICAL, WITH_SHARED, busiest, spread, task_stats
 from orchestrator.tasks.verify import SolutionRates
 from orchestrator.tasksource import scan_tasks, write_tasks
 
@@ -212,8 +214,36 @@ def _dist(title: str, counts: dict[str, int], total: int) -> Table:
     return table
 
 
-def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> None:
-    """Distributions: services per task, walk length, capabilities, domains, read/write mix."""
+def _spread_rows(targets: Table, tasks: list[Task], library: Path | None) -> None:
+    """The busiest service's share of tasks, and the same-vertical share of a task's service pairs: the
+    domains are the library's (``--library``, else the starter set); a task file of another library
+    gets no pair share rather than a wrong one."""
+    figures = spread(tasks, {})
+    targets.add_row("busiest service's share of tasks", f"{figures[BUSIEST]:.1%} ({busiest(tasks)})")
+    root = library or Settings().library
+    try:
+        domains = {e.name: e.domain for e in read_catalog(root).services}
+    except CompoWorldError:
+        domains = {}
+    missing = {s for t in tasks for s in t.services} - set(domains)
+    if missing:
+        targets.add_row(SAME_VERTICAL, f"- ({len(missing)} services not in {root}: pass --library)")
+    else:
+        figures = spread(tasks, domains)
+        targets.add_row(SAME_VERTICAL, f"{figures[SAME_VERTICAL]:.1%}")
+        targets.add_row(WITH_SHARED, f"{figures[WITH_SHARED]:.1%}")
+
+
+def stats(
+    file: Annotated[Path, typer.Argument(help="Task file (JSONL).")],
+    library: Annotated[
+        Path | None,
+        typer.Option(
+            "--library", "-l", help="Library the tasks were made from (its domains; default: starter)."
+        ),
+    ] = None,
+) -> None:
+    """Distributions: services per task, walk length, capabilities, domains, read/write mix, and the spread."""
     console = _console()
     if not file.is_file():
         console.print(f"[red]no task file {file}[/red]")
@@ -233,6 +263,7 @@ def stats(file: Annotated[Path, typer.Argument(help="Task file (JSONL).")]) -> N
     targets.add_column("value", justify="right")
     for name, value in s.shares.items():
         targets.add_row(name, f"{value:.1f}" if name.startswith("mean") else f"{value:.0%}")
+    _spread_rows(targets, tasks, library)
     console.print(targets)
     steps = sum(s.steps_by_kind.values())
     for title, counts, total in [

@@ -34,7 +34,7 @@ from orchestrator.tasks.scenario import acts as _acts  # noqa: F401  (registers 
 from orchestrator.tasks.scenario.draft import Draft
 from orchestrator.tasks.scenario.recipes import Archetype, fits
 from orchestrator.tasks.scenario.scene import Scene, Subject, open_scene, subjects
-from orchestrator.tasks.scenario.spread import by_service
+from orchestrator.tasks.scenario.spread import SpreadExhausted, Usage, by_service
 from orchestrator.tasks.scenario.text import (
     Instruction,
     Paraphraser,
@@ -43,7 +43,7 @@ from orchestrator.tasks.scenario.text import (
     internal_terms,
     leaks,
 )
-from orchestrator.tasks.scenario.verticals import vertical_for
+from orchestrator.tasks.scenario.verticals import VERTICAL_DOMAINS, vertical_for
 from orchestrator.tasks.scenario.world import World
 from orchestrator.tasks.verify import SolutionRates, TaskCheck, check_task
 
@@ -180,6 +180,8 @@ class TaskGenerator:
             a.name: [s for s in everyone if _fits(a, s, self.world)] for a in self.archetypes
         }
         self.terms = TermIndex(lib.terms)
+        #: services per kept task so far: every draw of a service balances against it (``spread``)
+        self.usage = Usage.for_library(len(self.names))
 
     async def one(self, index: int, report: GenerationReport) -> tuple[Task, TaskCheck] | None:
         """The verified task of one index, or None after ``attempts`` failed tries (reasons in the report)."""
@@ -190,6 +192,7 @@ class TaskGenerator:
                 outcome, instruction = await self._draft(rng, index, attempt)
             except DraftRejected as rejected:
                 report.failures[rejected.reason] = report.failures.get(rejected.reason, 0) + 1
+                self.usage.rejected(blame=not isinstance(rejected, SpreadExhausted))
                 continue
             check = await check_task(
                 outcome,
@@ -205,6 +208,7 @@ class TaskGenerator:
                     r"\b(c|step |gold step )\d+\b ?", "", check.reasons[0].split(":")[0]
                 )
                 report.failures[reason] = report.failures.get(reason, 0) + 1
+                self.usage.rejected()
                 continue
             if self.paraphraser is not None:  # only a kept task is worth a model call
                 seed = derive_seed("paraphrase", outcome.id, attempt) % 2**32
@@ -223,16 +227,29 @@ class TaskGenerator:
         """One unverified task from a fresh scenario, and its instruction with the values it must state and
         hide; ``DraftRejected`` with the reason when it cannot be one."""
         opts = self.options
+        # past the share cap, the opening and first workflow give up (another try draws anew), except on
+        # the last try: a library too small for the cap still gets its tasks
+        self.usage.strict = attempt < opts.attempts - 1
         archetype = self._archetype(rng, index, attempt)
         pool = self.pools[archetype.name]
-        # the opening's service first (each alike: not where most people happen to be), then a person
-        # there, those known in more systems more often: their scenarios can chain more workflows
-        subject = by_service(rng, pool, lambda s: s.party.service, weight=lambda s: 1 + len(s.records))
-        hint = [subject.party.service, *(t.service for t, _ in subject.records)]
-        vertical = vertical_for([self.world.domain(s) for s in hint], rng)
+        # the opening's service first (each alike: not where most people happen to be; see ``spread``)
+        # (a system of some line of business first, the least used so far), then a person there, those
+        # known in more systems more often: their scenarios can chain more workflows
+        subject = by_service(
+            rng,
+            pool,
+            lambda s: s.party.service,
+            favoured=self.world.in_vertical(VERTICAL_DOMAINS),
+            weight=lambda s: 1 + len(s.records),
+            usage=self.usage,
+        )
+        # the opening system's line of business, else the one the person's other systems point to
+        lead = self.world.domain(subject.party.service)
+        hint = [self.world.domain(t.service) for t, _ in subject.records]
+        vertical = vertical_for([lead, *hint], rng, lead=lead)
         episode = f"taskgen:{opts.seed}:{index}:{attempt}"
         with Session(self.runtimes, episode, opts.today, self.cache, lazy=opts.reuse) as session:
-            draft = Draft(self.world, session, rng, opts.today)
+            draft = Draft(self.world, session, rng, opts.today, usage=self.usage)
             scene = await open_scene(draft, vertical, subject)
             scene.archetype = archetype.name
             await archetype.plan(scene)
@@ -355,6 +372,7 @@ class TaskGenerator:
         opts = self.options
         report = GenerationReport(requested=opts.n, held_out=self.held_out, people=len(self.world.people))
         tasks: list[Task] = []
+        self.usage = Usage.for_library(len(self.names))  # a run's tally starts empty: same run, same tasks
         start = time.perf_counter()
         index = 0
         while len(tasks) < opts.n and index < opts.n * opts.max_index_factor:
@@ -364,6 +382,7 @@ class TaskGenerator:
                 continue
             task, check = outcome
             tasks.append(task)
+            self.usage.add(task.services)
             report.solutions.add(check)
             if progress is not None:
                 progress(len(tasks))
@@ -397,11 +416,14 @@ async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
     labels, hidden, stated = set(draft.labels), list(draft.hidden), list(draft.stated)
     listed, current = list(scene.listed), scene.current
     claimed = {name: set(keys) for name, keys in scene.claimed.items()}
+    drawn = len(draft.usage.drawn)
     scene.archetype = archetype.name
+    usage, strict = draft.usage, draft.usage.strict
+    usage.strict = True  # a chained step is left out rather than take a service past its share
     try:
         await archetype.plan(scene)
         return True
-    except DraftRejected:
+    except DraftRejected as rejected:
         if any(s.kind == "write" and s.executed for s in draft.steps[marks[0] :]):
             raise
         del draft.steps[marks[0] :], draft.results[marks[0] :], scene.sentences[marks[1] :]
@@ -409,7 +431,12 @@ async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
         draft.labels, draft.hidden, draft.stated = labels, hidden, stated
         scene.listed, scene.current, scene.claimed = listed, current, claimed
         scene.scopes = {k: f for k, f in scene.scopes.items() if f.step < marks[0]}
+        if len(usage.drawn) > drawn and not isinstance(rejected, SpreadExhausted):
+            usage.tries[usage.drawn[-1]] += 1  # the step failed on its last draw, most likely
+        del usage.drawn[drawn:]
         return False
+    finally:
+        usage.strict = strict
 
 
 def _answer_key(value: Any) -> str:

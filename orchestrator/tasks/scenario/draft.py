@@ -22,6 +22,7 @@ from orchestrator.tasks.criteria import AnswerSpec
 from orchestrator.tasks.execute import Session
 from orchestrator.tasks.paths import MISSING, get_path, list_items, page_size, set_arg, step_ref
 from orchestrator.tasks.rejected import DraftRejected
+from orchestrator.tasks.scenario.spread import Usage
 from orchestrator.tasks.scenario.world import Person, Table, World
 
 __all__ = ["Draft", "Found", "result_rows"]
@@ -78,6 +79,8 @@ class Draft:
     answers: list[AnswerSpec] = field(default_factory=list)
     hidden: list[Any] = field(default_factory=list)
     stated: list[Any] = field(default_factory=list)
+    #: the run's tally of services per kept task, which every draw of a service balances against
+    usage: Usage = field(default_factory=Usage)
 
     @property
     def services(self) -> list[str]:

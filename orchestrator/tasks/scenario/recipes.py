@@ -106,22 +106,39 @@ def _fmt(value: float) -> str:
     return f"{value:,.2f}" if not float(value).is_integer() else f"{int(value):,}"
 
 
+def _sinks(world: World, purposes: tuple[str, ...], date: bool, money: bool) -> tuple[Sink, ...]:
+    """The sinks for these purposes (with a date or an amount column where asked), in table key order;
+    found once per world and kind."""
+    key = ("sinks_for", ",".join(purposes), f"{date:d}{money:d}")
+    if key not in world.derived:
+        found = []
+        for table in world.sinks():
+            sink = sink_for(world, table)
+            if sink is None or sink.purpose not in purposes or table.is_party:
+                continue
+            if (date and sink.date is None) or (money and sink.money is None):
+                continue
+            found.append(sink)
+        world.derived[key] = tuple(sorted(found, key=lambda s: s.table.key))
+    sinks: tuple[Sink, ...] = world.derived[key]
+    return sinks
+
+
 def _sink(scene: Scene, purposes: tuple[str, ...], *, date: bool = False, money: bool = False) -> Sink:
     """A sink for this purpose, in a service the scenario has not used yet where there is one."""
     used = set(scene.draft.services)
-    options = []
-    for table in scene.world.sinks():
-        sink = sink_for(scene.world, table)
-        if sink is None or sink.purpose not in purposes or table.is_party:
-            continue
-        if (date and sink.date is None) or (money and sink.money is None):
-            continue
-        options.append((table.service in used, table.key, sink))
-    pool = [o for o in options if not o[0]] or options
+    options = _sinks(scene.world, purposes, date, money)
+    pool = [s for s in options if s.service not in used] or options
     if not pool:
         raise DraftRejected(f"no {'/'.join(purposes)} sink can take this write")
-    ordered = sorted(pool, key=lambda o: o[1])
-    return by_service(scene.draft.rng, ordered, lambda o: o[1][0], favoured=scene.favoured)[2]
+    return by_service(
+        scene.draft.rng,
+        pool,
+        lambda s: s.service,
+        favoured=scene.favoured,
+        shared=scene.shared,
+        usage=scene.draft.usage,
+    )
 
 
 async def _write(
@@ -202,13 +219,20 @@ async def _report(scene: Scene) -> None:
     scene.draft.labels.add("aggregation")
 
 
+def _ranked(table: Table, rows: tuple[dict[str, Any], ...]) -> ColumnDef | None:
+    """The amount column of two or more records with a single largest amount (what ``rank`` picks by)."""
+    column = _money(table, rows)
+    if column is None or len(rows) < 2:
+        return None
+    values = [r[column.name] for r in rows]
+    return column if values.count(max(values)) == 1 else None
+
+
 async def _rank(scene: Scene) -> None:
-    current, column = await _records_with(scene, _money, at_least=2)
+    current, column = await _records_with(scene, _ranked)
     table, rows = current.table, current.rows
     values = scene.numeric(column)
     top = max(values)
-    if values.count(top) != 1:
-        raise DraftRejected("no single largest record")
     row = rows[values.index(top)]
     await scene.open_record(row)
     scene.sentences.append(
@@ -316,23 +340,45 @@ async def _notify(scene: Scene) -> None:
     scene.sentences.append(text)
 
 
+def _mirror_targets(world: World) -> tuple[Table, ...]:
+    """Party tables a person can be added to by name and e-mail, in key order (found once per world)."""
+    key = ("mirror_targets", "", "")
+    if key not in world.derived:
+        world.derived[key] = tuple(
+            sorted(
+                (
+                    t
+                    for t in world.tables.values()
+                    if t.creator is not None
+                    and t.lister is not None
+                    and t.email_path
+                    and t.name_column
+                    and _nested(t.email_path, "") is not None
+                    and t.is_party
+                ),
+                key=lambda t: t.key,
+            )
+        )
+    found: tuple[Table, ...] = world.derived[key]
+    return found
+
+
 async def _mirror(scene: Scene) -> None:
     person, party = scene.person, scene.subject.party
+    used = set(scene.draft.services)
     targets = [
-        t
-        for t in scene.world.tables.values()
-        if t.is_party
-        and t.creator is not None
-        and t.lister is not None
-        and t.service not in scene.draft.services
-        and t.email_path
-        and t.name_column
-        and _nested(t.email_path, "") is not None
-        and all(t.email_of(r) != person.email for r in t.rows)
+        t for t in _mirror_targets(scene.world) if t.service not in used and person.email not in t.emails()
     ]
     if not targets:
         raise DraftRejected("no other system lacks this person")
-    target = scene.draft.rng.choice(sorted(targets, key=lambda t: t.key))
+    target = by_service(
+        scene.draft.rng,
+        targets,
+        lambda t: t.service,
+        favoured=scene.favoured,
+        shared=scene.shared,
+        usage=scene.draft.usage,
+    )
     assert target.email_path and target.name_column and target.lister
     draft = scene.draft
     size = page_size(target.lister, 200)
@@ -498,7 +544,13 @@ for _archetype in (
     Archetype(
         "report", (), _report, "count (and total) a person's records in another system", repeatable=True
     ),
-    Archetype("rank", ("money",), _rank, "pick the largest record and act on it"),
+    Archetype(
+        "rank",
+        ("money",),
+        _rank,
+        "pick the largest record and act on it",
+        lambda world, table, rows: _ranked(table, rows) is not None,
+    ),
     Archetype("follow_up", ("date",), _follow_up, "latest record wins; a follow-up due by the house rule"),
     Archetype("schedule", ("date",), _schedule, "book time on the day of the latest record"),
     Archetype("escalate", ("money",), _escalate, "a threshold rule picks one of two writes"),

@@ -19,7 +19,7 @@ from orchestrator.tasks.paths import page_size
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.draft import Draft, Found, result_rows
 from orchestrator.tasks.scenario.spread import by_service
-from orchestrator.tasks.scenario.verticals import Vertical
+from orchestrator.tasks.scenario.verticals import SHARED_DOMAINS, Vertical
 from orchestrator.tasks.scenario.world import Person, Table, World
 
 __all__ = ["Records", "Scene", "Subject", "body_path", "open_scene", "plain_title", "subjects", "system_name"]
@@ -144,8 +144,13 @@ class Scene:
 
     @property
     def favoured(self) -> frozenset[str]:
-        """The services of the scenario's vertical (drawn more often for its records and writes)."""
+        """The services of the scenario's vertical (drawn first for its records and writes)."""
         return self.world.in_vertical(self.vertical.domains)
+
+    @property
+    def shared(self) -> frozenset[str]:
+        """The systems every vertical runs (drawn after the vertical's own)."""
+        return self.world.in_vertical(SHARED_DOMAINS)
 
     @property
     def records(self) -> Table:
@@ -186,7 +191,12 @@ class Scene:
         elsewhere = [o for o in fresh if o[0].service not in self.draft.services]
         # a service first (its vertical's more often), then one of its tables: not the busiest systems
         table, rows = by_service(
-            self.draft.rng, elsewhere or fresh or options, lambda o: o[0].service, favoured=self.favoured
+            self.draft.rng,
+            elsewhere or fresh or options,
+            lambda o: o[0].service,
+            favoured=self.favoured,
+            shared=self.shared,
+            usage=self.draft.usage,
         )
         mine.add(table.key)
         self.reused = table.key in used
@@ -304,7 +314,7 @@ async def open_scene(draft: Draft, vertical: Vertical, subject: Subject) -> Scen
         by_domain = not any((party.email_of(r) or "").endswith("@" + domain) for r in rivals)
         telling = _telling(subject, rivals)
         if telling and (not by_domain or draft.rng.random() < 0.5):
-            table, rows = draft.rng.choice(telling)
+            table, rows = by_service(draft.rng, telling, lambda o: o[0].service, usage=draft.usage)
             listed = await _check_rivals(draft, table, rows, found, rivals)
             where = system_name(draft.world, table.service)
             who = f"{person.name} (there is more than one; we mean the one with {table.noun}s in {where})"

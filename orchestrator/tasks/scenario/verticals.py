@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["VERTICALS", "Vertical", "vertical_for"]
+__all__ = ["SHARED_DOMAINS", "VERTICALS", "VERTICAL_DOMAINS", "Vertical", "vertical_for"]
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,21 @@ VERTICALS: tuple[Vertical, ...] = (
 )
 
 
-def vertical_for(domains: Sequence[str], rng: random.Random) -> Vertical:
-    """The vertical most of these service domains point to (ties and strangers: one at random)."""
-    scores = [(sum(d in v.domains for d in domains), i) for i, v in enumerate(VERTICALS)]
+#: every domain some vertical names (a service of one of them is a system of some line of business)
+VERTICAL_DOMAINS: frozenset[str] = frozenset(d for v in VERTICALS for d in v.domains)
+#: systems every line of business runs beside its own (mail, messaging, calendars, task lists, a CRM,
+#: team collaboration): a scenario's draws take them after its own vertical's and before the rest
+SHARED_DOMAINS: frozenset[str] = frozenset(
+    ("email", "messaging", "calendar", "tasks", "crm", "customer_relation", "collaboration")
+)
+
+
+def vertical_for(domains: Sequence[str], rng: random.Random, *, lead: str | None = None) -> Vertical:
+    """The vertical most of these service domains point to (ties and strangers: one at random); with
+    ``lead`` (the domain of the system a scenario opens in) only the verticals that name it, when any
+    does: a task opened in an accounting system is finance work."""
+    named = [i for i, v in enumerate(VERTICALS) if lead is not None and lead in v.domains]
+    scores = [(sum(d in VERTICALS[i].domains for d in domains), i) for i in named or range(len(VERTICALS))]
     best = max(s for s, _ in scores)
     if best == 0:
         return rng.choice(VERTICALS)
