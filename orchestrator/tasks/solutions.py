@@ -349,27 +349,39 @@ def _reordered(ctx: SolutionContext) -> Solution | None:
 
 @register_solution("extra_reads", "valid")
 def _extra_reads(ctx: SolutionContext) -> Solution | None:
-    """Harmless reads of real rows, in task and distractor services, slipped in between the calls."""
+    """Harmless reads of real rows, in task and distractor services, slipped in between the calls.
+
+    The services are tried in a random order until two offer a read (one each), so a task loads at most
+    the few services it tries: on a library of thousands, its distractors are rarely loaded otherwise
+    (listing every read of every distractor loaded each one, ~4 services per task)."""
     calls = ctx.gold()
+    services = sorted(s for s in {*ctx.task.services, *ctx.task.distractors} if s in ctx.runtimes)
     reads: list[Call] = []
-    for service in sorted({*ctx.task.services, *ctx.task.distractors}):
-        if service not in ctx.runtimes:
-            continue
-        for tool in ctx.manifest(service).tools:
-            if tool.operation != "read":
-                continue
-            entity = ctx.entity(service, tool)
-            if entity is None or not ctx.implemented(service, tool):
-                continue
-            rows = ctx.seeds.rows(service, entity.table)
-            args = _row_args(tool, entity, ctx.rng.choice(rows)) if rows else None
-            if args is not None:
-                reads.append(Call(service, tool.name, args))
+    for service in ctx.rng.sample(services, len(services)):
+        read = _a_read(ctx, service)
+        if read is not None:
+            reads.append(read)
+            if len(reads) == 2:
+                break
     if not reads:
         return None
-    for read in ctx.rng.sample(reads, min(2, len(reads))):
+    for read in reads:
         calls.insert(ctx.rng.randint(0, len(calls)), read)
     return Solution("extra_reads", "valid", calls)
+
+
+def _a_read(ctx: SolutionContext, service: str) -> Call | None:
+    """A read by key of a real seed row of the service (a random implemented read tool that can name one)."""
+    tools = [t for t in ctx.manifest(service).tools if t.operation == "read"]
+    for tool in ctx.rng.sample(tools, len(tools)):
+        entity = ctx.entity(service, tool)
+        if entity is None or not ctx.implemented(service, tool):
+            continue
+        rows = ctx.seeds.rows(service, entity.table)
+        args = _row_args(tool, entity, ctx.rng.choice(rows)) if rows else None
+        if args is not None:
+            return Call(service, tool.name, args)
+    return None
 
 
 @register_solution("search_instead_of_read", "valid")
