@@ -71,9 +71,16 @@ def test_the_systems_every_vertical_runs_come_after_the_verticals_own_and_before
 
 
 def test_a_small_library_gets_a_looser_cap_and_the_starter_none() -> None:
-    assert Usage.for_library(4282).cap == CAP
+    assert Usage.for_library(4282).cap == CAP and Usage.for_library(4282).hard
     assert Usage.for_library(200).cap == pytest.approx(0.1)
     assert Usage.for_library(19).cap > 1
+    # below the size the cap itself fits, a strict draw past the cap takes the least used instead
+    small = Usage.for_library(200)
+    small.strict = True
+    for _ in range(40):
+        small.add(["small"])
+    assert not small.hard and small.over("small")
+    assert by_service(random.Random(0), [("small", 0)], _service, usage=small) == ("small", 0)
 
 
 def test_a_service_whose_drafts_keep_failing_gives_way_even_in_the_vertical() -> None:

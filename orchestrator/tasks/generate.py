@@ -84,6 +84,13 @@ class GenerateOptions(BaseModel):
     archetypes: list[str] = Field(
         default_factory=list, description="Archetypes to draw from (default: every registered one)."
     )
+    strict_spread: bool = Field(
+        default=False,
+        description="Leave a chained workflow out rather than take a service past the share cap "
+        "on a library large enough for it (``scenario.spread``): on the whole corpus (300 tasks) the busiest "
+        "service in 10.7% of tasks instead of 20.3%, but 6.6 gold calls instead of 10.7. The closing "
+        "message is always left out rather than exceed it there.",
+    )
     solution_check: bool = Field(
         default=True, description="Run every valid variant and wrong solution on each task before keeping it."
     )
@@ -258,9 +265,9 @@ class TaskGenerator:
             for extra in others:  # in turn until the chain is full (one that cannot apply is undone)
                 if len(chained) >= opts.chain:
                     break
-                if rng.random() < opts.chain_rate and await _try_plan(extra, scene):
+                if rng.random() < opts.chain_rate and await _try_plan(extra, scene, opts.strict_spread):
                     chained.append(extra.name)
-            if notify is not None and await _try_plan(notify, scene):
+            if notify is not None and await _try_plan(notify, scene, True):
                 chained.append(notify.name)
             if not any(s.kind == "write" for s in draft.steps) and not draft.answers:
                 raise DraftRejected("scenario neither writes nor reports")
@@ -409,8 +416,9 @@ def _fits(archetype: Archetype, subject: Subject, world: World) -> bool:
     return any(fits(archetype, table, rows, world) for table, rows in subject.records)
 
 
-async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
-    """Run a chained archetype; if it cannot apply before it wrote anything, undo what it added."""
+async def _try_plan(archetype: Archetype, scene: Scene, strict: bool) -> bool:
+    """Run a chained archetype; if it cannot apply before it wrote anything, undo what it added.
+    ``strict``: it is left out rather than take a service past its share of tasks (``spread``)."""
     draft = scene.draft
     marks = (len(draft.steps), len(scene.sentences), len(scene.asks), len(scene.rules), len(draft.answers))
     labels, hidden, stated = set(draft.labels), list(draft.hidden), list(draft.stated)
@@ -418,8 +426,8 @@ async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
     claimed = {name: set(keys) for name, keys in scene.claimed.items()}
     drawn = len(draft.usage.drawn)
     scene.archetype = archetype.name
-    usage, strict = draft.usage, draft.usage.strict
-    usage.strict = True  # a chained step is left out rather than take a service past its share
+    usage, was = draft.usage, draft.usage.strict
+    usage.strict = strict
     try:
         await archetype.plan(scene)
         return True
@@ -436,7 +444,7 @@ async def _try_plan(archetype: Archetype, scene: Scene) -> bool:
         del usage.drawn[drawn:]
         return False
     finally:
-        usage.strict = strict
+        usage.strict = was
 
 
 def _answer_key(value: Any) -> str:

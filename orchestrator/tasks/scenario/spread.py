@@ -19,11 +19,11 @@ the table that tells namesakes apart) takes, among the candidates:
    business runs (``verticals.SHARED_DOMAINS``: mail, messaging, calendars, task lists, CRM);
 3. of those, the least used so far; ties at random (``weight`` decides within the service).
 
-Past the cap (every candidate is), a *strict* draw (``Usage.strict``) gives up (:class:`SpreadExhausted`):
-a chained workflow or the closing message is left out, and a draft's opening or first workflow is
-tried again with another archetype or person, except on the index's last attempt, where the least
-used comes first (the vertical only breaks ties), so a library too small for the cap still gets its
-tasks. The cap is
+Past the cap (every candidate is) the least used comes first (the vertical only breaks ties); but on
+a library large enough for ``CAP`` itself (800 services and more) a *strict* draw (``Usage.strict``)
+gives up (:class:`SpreadExhausted`): the closing message (and, with
+``GenerateOptions.strict_spread``, a chained workflow) is left out, and a draft's opening or first
+workflow is tried again with another archetype or person, except on the index's last try. The cap is
 ``CAP``, or on a small library ``SPAN`` service slots per task over its services (200 services: 10%;
 the 19 of the starter: none): a share close to what an even spread gives anyway could only cut tasks
 short.
@@ -31,7 +31,7 @@ short.
 The cap comes first, so no service is in more than about the cap of the tasks while another could
 play its role; the vertical second, so the systems a task joins are ones a business runs side by side;
 the tally last, so the vertical's services take turns, and a service whose drafts keep failing gives
-way. The tally runs in index order, so a task depends only on the library, the options and its index
+way (one whose rejected drafts outnumber its kept tasks loses its vertical's preference). The tally runs in index order, so a task depends only on the library, the options and its index
 (and the tasks before it): the first five of a run of 80 are the tasks of a run of five.
 """
 
@@ -78,11 +78,15 @@ class Usage:
     #: whether a draw past the cap gives up rather than take the least used (see the module docstring)
     strict: bool = False
 
+    #: whether strict draws give up past the cap: only on a library large enough for ``CAP`` itself
+    hard: bool = True
+
     @classmethod
     def for_library(cls, services: int) -> Usage:
         """The tally of a run over a library of this many services (its cap: ``CAP``, or ``SPAN / services``
-        where that is more)."""
-        return cls(cap=max(CAP, SPAN / max(1, services)))
+        where that is more; strict draws give up past it only where it is ``CAP``)."""
+        cap = max(CAP, SPAN / max(1, services))
+        return cls(cap=cap, hard=cap <= CAP)
 
     def add(self, services: Iterable[str]) -> None:
         """Count one kept task's services (and start the next draft's draws)."""
@@ -115,6 +119,8 @@ class Usage:
         breaks ties)."""
         used = self.used(service)
         tier = 0 if service in favoured else 1 if service in shared else 2
+        if self.tries[service] > self.uses[service]:
+            tier = 2  # its drafts mostly fail: the vertical's preference is not worth more tries
         return (True, used, tier) if self.over(service) else (False, tier, used)
 
 
@@ -141,7 +147,7 @@ def by_service(
         groups.setdefault(service(option), []).append(option)
     keys = {n: tally.key(n, favoured, shared) for n in sorted(groups)}
     best = min(keys.values())
-    if best[0] and tally.strict:
+    if best[0] and tally.strict and tally.hard:
         raise SpreadExhausted("every system that could do this is in its share of tasks already")
     chosen = rng.choice([n for n, key in keys.items() if key == best])
     tally.drawn.append(chosen)
