@@ -40,6 +40,7 @@ from compoworld.runtime.rest import (
 )
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.state import SEED_VIEW
+from compoworld.runtime.wire import media_kind
 from compoworld.sanitize import Limits
 from compoworld.settings import Settings
 
@@ -271,6 +272,14 @@ def _build_admin_router(settings: Settings) -> APIRouter:
     return router
 
 
+def _body_media(runtime: ServiceRuntime, name: str) -> str:
+    """The media kind of a tool's request body ("" when it takes none)."""
+    defn = runtime.tools[name].defn
+    if not any(loc == "body" for loc in defn.arg_locations.values()) and defn.body_whole is None:
+        return ""
+    return media_kind(defn.body_media)
+
+
 def _spec_route(
     path: str, handler: Callable[[Request], Awaitable[Response]], method: str, name: str
 ) -> Route:
@@ -333,7 +342,10 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
         handler = rest_handler(runtime, served[0][1], limit, _episode_of)
         if len(served) > 1 or served[0][0] != route:  # operations told apart by their query strings
             handler = dispatching_handler(
-                [(query_template(p), rest_handler(runtime, n, limit, _episode_of)) for p, n in served]
+                [
+                    (query_template(p, _body_media(runtime, n)), rest_handler(runtime, n, limit, _episode_of))
+                    for p, n in served
+                ]
             )
         app.router.routes.append(_spec_route(route_path(route), handler, method, served[0][1]))
     app.openapi = functools.cache(lambda: openapi_document(m, plan))  # type: ignore[method-assign]

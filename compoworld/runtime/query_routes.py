@@ -6,6 +6,11 @@ write the combination into the path, with the parameters declared ``in: path``. 
 values come from the query string, and where several operations share one route, the request
 goes to the one whose templated keys (and fixed values) it carries, the most specific first.
 A request that fits none is refused by name, never answered by a guess.
+
+Paths that carry a fragment (``/analyze#overload=stream``: Azure's way to declare two operations on
+one path, one taking a JSON ``{url}``, the other the image itself) are routed at the path before
+``#`` (a client never sends the fragment), and the operations sharing a route are told apart by
+the request's ``Content-Type`` where their bodies are declared in different media.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from compoworld.contracts import ToolResult
+from compoworld.runtime.wire import media_kind
 
 __all__ = ["QueryTemplate", "dispatching_handler", "query_template", "route_groups"]
 
@@ -33,6 +39,7 @@ class QueryTemplate:
     route: str
     args: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, str] = field(default_factory=dict)
+    media: str = ""  # the body's media kind (``media_kind``); "" for an operation without a body
 
     def fits(self, query: dict[str, str]) -> bool:
         """Whether a request's query string carries every templated key and every fixed value."""
@@ -43,12 +50,12 @@ class QueryTemplate:
         return len(self.args) + len(self.fixed)
 
 
-def query_template(path: str) -> QueryTemplate:
+def query_template(path: str, media: str = "") -> QueryTemplate:
     """``/current?city={city}&country={country}`` -> route ``/current``, ``{city: city, country:
-    country}``; a path without ``?`` is its own route."""
-    route, sep, query = path.partition("?")
+    country}``; a path without ``?`` (or ``#``) is its own route."""
+    route, sep, query = path.partition("#")[0].partition("?")
     if not sep:
-        return QueryTemplate(path)
+        return QueryTemplate(route or "/", media=media)
     args: dict[str, str] = {}
     fixed: dict[str, str] = {}
     for key, value in parse_qsl(query, keep_blank_values=True):
@@ -56,7 +63,7 @@ def query_template(path: str) -> QueryTemplate:
             args[key] = value[1:-1]
         else:
             fixed[key] = value
-    return QueryTemplate(route or "/", args, fixed)
+    return QueryTemplate(route or "/", args, fixed, media)
 
 
 def route_groups(spec_routes: list[tuple[str, str, str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
@@ -70,12 +77,19 @@ def route_groups(spec_routes: list[tuple[str, str, str]]) -> dict[tuple[str, str
 def dispatching_handler(variants: list[tuple[QueryTemplate, Handler]]) -> Handler:
     """One route's handler for the operations sharing it: the most specific whose query it fits."""
     ordered = sorted(enumerate(variants), key=lambda iv: (-iv[1][0].specificity, iv[0]))
+    by_media = len({template.media for template, _ in variants}) > 1
 
     async def handler(request: Request) -> Response:
         query = dict(request.query_params)
-        for _, (template, run) in ordered:
-            if template.fits(query):
-                return await run(request)
+        fitting = [run for _, (template, run) in ordered if template.fits(query)]
+        if by_media and len(fitting) > 1:  # one path, bodies in different media: the Content-Type says
+            sent = media_kind(request.headers.get("content-type"))
+            same = [run for _, (t, run) in ordered if t.fits(query) and t.media == sent]
+            # raw bytes (octet-stream, an image) go to an operation whose body is not JSON
+            raw = [run for _, (t, run) in ordered if t.fits(query) and t.media not in ("", "json")]
+            fitting = same or (raw if sent != "json" else []) or fitting
+        if fitting:
+            return await fitting[0](request)
         wanted = " or ".join(
             "&".join(sorted([*template.args, *template.fixed])) or "no query" for template, _ in variants
         )
