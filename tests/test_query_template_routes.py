@@ -103,21 +103,31 @@ def test_requests_reach_the_operation_whose_query_keys_they_carry(rt: ServiceRun
     other = rt.manifest.entity(hourly_tool.entity)
     assert other is not None and other.name != entity.name
     hourly_key = rt.select(None, other.table)[0][other.pk]
+    city_tool = next(t for t in rt.manifest.tools if "city={city}" in (t.path or ""))
+    city_entity = rt.manifest.entity(city_tool.entity or "")
+    assert city_entity is not None
+    place = rt.select(None, city_entity.table)[0]  # a stored row, looked up by the fields it holds
+    assert city_tool.action is not None  # a field-match lookup: city -> city_name, country -> country_code
+    where = {arg: place[column] for arg, column in city_tool.action.match.items()}
+    assert set(where) == {"city", "country"}, city_tool.action.match
 
     async def go() -> list[httpx.Response]:
         app = create_service_app(rt, Settings(admin_token="t"))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc") as http:
             return [
+                await http.get("/forecast/daily", params={"city_id": key}),
+                await http.post(f"/_compoworld/tools/{tool.name}", json={"city_id": key}),
+                # a lookup answers the stored row: a forecast length would change that answer
                 await http.get("/forecast/daily", params={"city_id": key, "days": 3}),
-                await http.post(f"/_compoworld/tools/{tool.name}", json={"city_id": key, "days": 3}),
-                await http.get("/forecast/daily", params={"city": "Leeds", "country": "GB"}),
+                await http.get("/forecast/daily", params=where),
                 await http.get("/forecast/daily", params={"days": 3}),
                 await http.get("/forecast/hourly", params={"city_id": hourly_key}),
             ]
 
-    by_id, uniform, by_city, neither, hourly = asyncio.run(go())
+    by_id, uniform, with_days, by_city, neither, hourly = asyncio.run(go())
     assert by_id.status_code == 200, by_id.text
     assert by_id.json() == uniform.json()["data"]  # the same operation, over either route
+    assert with_days.status_code == 422 and "days" in with_days.text  # refused by name, never ignored
     assert by_city.status_code == 200 and hourly.status_code == 200, (by_city.text, hourly.text)
     assert hourly.json()["city_id"] == hourly_key  # the hourly operation answered, from its own row
     assert neither.status_code == 400 and "city_id" in neither.text and "country" in neither.text
