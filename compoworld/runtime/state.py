@@ -16,6 +16,7 @@ import sqlite3
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 from compoworld.errors import EpisodeError, EpisodeStateLost, ServiceUnavailable
@@ -104,9 +105,12 @@ class StateStore:
             conn.execute(statement)
         for name, table in self.tables.items():
             rows = seed_rows.get(name, [])
-            for row in rows:
-                cols = [c for c in table.column_names if c in row]
-                conn.execute(table.insert_sql(cols), [table.encode_value(c, row[c]) for c in cols])
+            names = table.column_names
+            # one INSERT per run of rows that carry the same columns, each row encoded as sqlite
+            # takes it: the same statements in the same order as one ``execute`` per row
+            for cols, run in groupby(rows, key=lambda row: tuple(c for c in names if c in row)):
+                plan = table.encoders(cols)
+                conn.executemany(table.insert_sql(cols), ([enc(row[c]) for c, enc in plan] for row in run))
             conn.execute("INSERT INTO _cw_seq (tbl, next) VALUES (?, ?)", (name, len(rows) + 1))
         conn.execute("COMMIT")
         return conn

@@ -7,6 +7,7 @@ defines the typed schema (``models.py``) and the DDL is taken from it when prese
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef
@@ -42,6 +43,22 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _encode_plain(value: Any) -> Any:
+    return _dumps(value) if isinstance(value, (dict, list)) else value
+
+
+def _encode_bool(value: Any) -> Any:
+    return None if value is None else 1 if value else 0
+
+
+def _encode_json(value: Any) -> Any:
+    return None if value is None else _dumps(value)
+
+
+#: ``EntityTable.encode_value`` by column kind: any other, boolean, JSON.
+_ENCODERS: tuple[Callable[[Any], Any], ...] = (_encode_plain, _encode_bool, _encode_json)
+
+
 class EntityTable:
     """Precompiled statements and codecs for one entity."""
 
@@ -69,6 +86,7 @@ class EntityTable:
         stamps = [c for c in self.columns if c.read_only and not c.primary_key and _is_timestamp(c.name)]
         self.stamp_on_create = [(c.name, c.format == "date") for c in stamps]
         self.stamp_on_update = [(c.name, c.format == "date") for c in stamps if _is_update_stamp(c.name)]
+        self._inserts: dict[tuple[str, ...], str] = {}
         self._decode_plan = [
             (i, c.name, 1 if c.name in self._json_cols else 2 if c.name in self._bool_cols else 0)
             for i, c in enumerate(self.columns)
@@ -107,10 +125,23 @@ class EntityTable:
             return _dumps(value)
         return value
 
-    def insert_sql(self, columns: list[str]) -> str:
-        cols = ", ".join(quote(c) for c in columns)
-        marks = ", ".join("?" for _ in columns)
-        return f"INSERT INTO {self.q_table} ({cols}) VALUES ({marks})"
+    def encoders(self, columns: Sequence[str]) -> list[tuple[str, Callable[[Any], Any]]]:
+        """(column, ``encode_value`` of that column) for each of ``columns``: a row's values
+        encoded without looking each column's kind up again."""
+        return [
+            (c, _ENCODERS[2 if c in self._json_cols else 1 if c in self._bool_cols else 0]) for c in columns
+        ]
+
+    def insert_sql(self, columns: Sequence[str]) -> str:
+        key = tuple(columns)
+        found = self._inserts.get(key)
+        if found is None:
+            cols = ", ".join(quote(c) for c in key)
+            marks = ", ".join("?" for _ in key)
+            found = f"INSERT INTO {self.q_table} ({cols}) VALUES ({marks})"
+            if len(self._inserts) < 64:  # the column sets seed rows and creates use: a handful
+                self._inserts[key] = found
+        return found
 
     def update_sql(self, columns: list[str]) -> str:
         sets = ", ".join(f"{quote(c)} = ?" for c in columns)
