@@ -8,6 +8,7 @@ like ``repr``, lists, dicts) 20-50x faster. Where it would not (a float under 1e
 spells positionally or without the exponent's leading zero; NaN and infinities, which it writes as
 null; an int beyond 64 bits, a key that is not a string, any other type) the standard library
 writes the value, so the bytes never depend on which path ran (``tests/test_canonical_json.py``).
+``dumps_compact`` does the same for the compact form every state hash is taken over.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps_canonical"]
+__all__ = ["dumps_canonical", "dumps_compact"]
 
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 #: Floats orjson and ``repr`` spell alike: zero, and magnitudes from 1e-4 up (``repr`` switches to
@@ -59,3 +60,14 @@ def dumps_canonical(obj: Any) -> str:
         except orjson.JSONEncodeError:  # a lone surrogate, nesting past orjson's depth limit
             pass
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def dumps_compact(obj: Any) -> bytes:
+    """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``
+    as UTF-8, byte for byte: the text ``canonical_hash`` hashes."""
+    if _plain(obj):
+        try:
+            return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:  # a lone surrogate, nesting past orjson's depth limit
+            pass
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()

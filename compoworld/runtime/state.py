@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
+from compoworld.canonical_json import dumps_compact
 from compoworld.errors import EpisodeError, EpisodeStateLost, ServiceUnavailable
 from compoworld.runtime.tables import ACTION_LOG_DDL, SEQ_DDL, EntityTable, quote
 
@@ -28,9 +29,13 @@ SEED_VIEW = "__seed__"
 
 
 def canonical_hash(obj: Any) -> str:
-    """sha256 of the canonical JSON of ``obj``: the state hash tasks and graders compare."""
-    data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(data.encode()).hexdigest()
+    """sha256 of the canonical JSON of ``obj``: the state hash tasks and graders compare.
+
+    The text is ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    default=str)``, written by orjson where that gives the same bytes (``dumps_compact``): a read
+    check hashes a whole episode's rows, and the standard encoder was half of a dump.
+    """
+    return hashlib.sha256(dumps_compact(obj)).hexdigest()
 
 
 def change_mark(conn: sqlite3.Connection) -> tuple[int, int]:
