@@ -46,6 +46,7 @@ Rejected                                 compoworld.runtime.rest        a REST r
 InputRefused (ValueError)                compoworld.sanitize            an input over a limit or not clean JSON -> 400/413
 TwinFailure                              compoworld.synth.twin          a checked call's two routes disagree -> a failed check
 DraftRejected                            orchestrator.tasks.rejected    a scenario draft that cannot be a task (a reason)
+SpreadExhausted                          orchestrator.tasks.scenario.spread  a DraftRejected: every candidate of a strict draw is past the spread cap
 Unbound                                  compoworld.synth.unbound       an action tool binds no typed state change -> simulated, with the reason
 HopError                                 orchestrator.hop               a request to a service got no answer -> ServiceUnavailable
 HopTimeout                               orchestrator.hop               no answer within the hop's timeout -> ServiceUnavailable
