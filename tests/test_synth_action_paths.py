@@ -187,7 +187,8 @@ def test_a_parent_the_path_names_scopes_the_addressed_row(rt: ServiceRuntime) ->
 
 def test_a_verb_before_the_collection_addresses_the_row_its_key_names(rt: ServiceRuntime) -> None:
     archive, unarchive = rt.manifest.tool("ArchivePromotion"), rt.manifest.tool("UnarchivePromotion")
-    assert archive is not None and archive.backend == "action" and archive.pk_arg == "idPromotion"
+    assert archive is not None and archive.backend == "action", archive and archive.simulated_reason
+    assert archive.pk_arg == "idPromotion"
     assert archive.action is not None and archive.action.sets == {"isArchived": True}
     assert unarchive is not None and unarchive.action is not None
     assert unarchive.action.sets == {"isArchived": False} and unarchive.action.requires == {
