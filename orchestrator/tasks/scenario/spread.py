@@ -31,7 +31,7 @@ short.
 The cap comes first, so no service is in more than about the cap of the tasks while another could
 play its role; the vertical second, so the systems a task joins are ones a business runs side by side;
 the tally last, so the vertical's services take turns, and a service whose drafts keep failing gives
-way (one whose rejected drafts outnumber its kept tasks loses its vertical's preference). The tally runs in index order, so a task depends only on the library, the options and its index
+way. The tally runs in index order, so a task depends only on the library, the options and its index
 (and the tasks before it): the first five of a run of 80 are the tasks of a run of five.
 """
 
@@ -119,8 +119,6 @@ class Usage:
         breaks ties)."""
         used = self.used(service)
         tier = 0 if service in favoured else 1 if service in shared else 2
-        if self.tries[service] > self.uses[service]:
-            tier = 2  # its drafts mostly fail: the vertical's preference is not worth more tries
         return (True, used, tier) if self.over(service) else (False, tier, used)
 
 
