@@ -19,7 +19,6 @@ from typing import Any
 from compoworld.manifest import ServiceManifest, ToolDef
 from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.scene import Scene, system_name
-from orchestrator.tasks.scenario.spread import by_service
 from orchestrator.tasks.scenario.world import World
 
 __all__ = ["MessageTool", "message_tools", "send_message", "service_message_tools"]
@@ -121,14 +120,7 @@ async def send_message(scene: Scene) -> str:
     fresh = [m for m in tools if m.service not in scene.draft.services] or tools
     if not fresh:
         raise DraftRejected("no tool sends the person a message")
-    chosen = by_service(
-        scene.draft.rng,
-        fresh,
-        lambda m: m.service,
-        favoured=scene.favoured,
-        shared=scene.shared,
-        usage=scene.draft.usage,
-    )
+    chosen = scene.draw(fresh, lambda m: m.service)
     subject = f"Your account with us, {scene.first_name}"
     body = f"Hello {scene.first_name}, we have reviewed your account and will be in touch shortly"
     system = system_name(scene.world, chosen.service)

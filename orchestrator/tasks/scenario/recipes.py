@@ -22,7 +22,6 @@ from orchestrator.tasks.rejected import DraftRejected
 from orchestrator.tasks.scenario.messages import send_message
 from orchestrator.tasks.scenario.scene import Records, Scene
 from orchestrator.tasks.scenario.sinks import Sink, shift_date, sink_for, stamp_like
-from orchestrator.tasks.scenario.spread import by_service
 from orchestrator.tasks.scenario.world import Table, World, is_day
 
 __all__ = ["Archetype", "a_or_an", "fits"]
@@ -131,14 +130,7 @@ def _sink(scene: Scene, purposes: tuple[str, ...], *, date: bool = False, money:
     pool = [s for s in options if s.service not in used] or options
     if not pool:
         raise DraftRejected(f"no {'/'.join(purposes)} sink can take this write")
-    return by_service(
-        scene.draft.rng,
-        pool,
-        lambda s: s.service,
-        favoured=scene.favoured,
-        shared=scene.shared,
-        usage=scene.draft.usage,
-    )
+    return scene.draw(pool, lambda s: s.service)
 
 
 async def _write(
@@ -371,14 +363,7 @@ async def _mirror(scene: Scene) -> None:
     ]
     if not targets:
         raise DraftRejected("no other system lacks this person")
-    target = by_service(
-        scene.draft.rng,
-        targets,
-        lambda t: t.service,
-        favoured=scene.favoured,
-        shared=scene.shared,
-        usage=scene.draft.usage,
-    )
+    target = scene.draw(targets, lambda t: t.service)
     assert target.email_path and target.name_column and target.lister
     draft = scene.draft
     size = page_size(target.lister, 200)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from compoworld.manifest import ColumnDef
 from orchestrator.tasks.paths import page_size
@@ -21,6 +21,8 @@ from orchestrator.tasks.scenario.draft import Draft, Found, result_rows
 from orchestrator.tasks.scenario.spread import by_service
 from orchestrator.tasks.scenario.verticals import SHARED_DOMAINS, Vertical
 from orchestrator.tasks.scenario.world import Person, Table, World
+
+T = TypeVar("T")
 
 __all__ = ["Records", "Scene", "Subject", "body_path", "open_scene", "plain_title", "subjects", "system_name"]
 
@@ -129,6 +131,18 @@ class Scene:
     def person(self) -> Person:
         return self.subject.person
 
+    def draw(self, options: Sequence[T], service: Callable[[T], str]) -> T:
+        """One of ``options``, a service first, balanced as the scenario draws (``spread.by_service``):
+        the scenario's vertical favoured, the shared kinds next, the run's tally against the busiest."""
+        return by_service(
+            self.draft.rng,
+            options,
+            service,
+            favoured=self.favoured,
+            shared=self.shared,
+            usage=self.draft.usage,
+        )
+
     @property
     def world(self) -> World:
         return self.draft.world
@@ -190,14 +204,7 @@ class Scene:
         # the work moves on to a system the scenario has not touched where it can (then to another table)
         elsewhere = [o for o in fresh if o[0].service not in self.draft.services]
         # a service first (its vertical's more often), then one of its tables: not the busiest systems
-        table, rows = by_service(
-            self.draft.rng,
-            elsewhere or fresh or options,
-            lambda o: o[0].service,
-            favoured=self.favoured,
-            shared=self.shared,
-            usage=self.draft.usage,
-        )
+        table, rows = self.draw(elsewhere or fresh or options, lambda o: o[0].service)
         mine.add(table.key)
         self.reused = table.key in used
         if self.reused:
