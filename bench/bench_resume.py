@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import os
 import shutil
 import signal
@@ -37,30 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.corpus_files import copy_documents, library_files  # noqa: E402
 from compoworld.corpus import sample_corpus  # noqa: E402
 from compoworld.synth.batch import REPORT_FILE, BatchOptions, build_corpus  # noqa: E402
 from compoworld.synth.build import STATE_DIR  # noqa: E402
 
 _JOURNAL = Path(STATE_DIR) / "journal.jsonl"
 _KILL_DEADLINE_S = 3600.0
-
-
-def _tree(library: Path) -> dict[str, str]:
-    """sha256 of every file of the library, by path (the build's own state left out)."""
-    return {
-        p.relative_to(library).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(library.rglob("*"))
-        if p.is_file() and STATE_DIR not in p.relative_to(library).parts
-    }
-
-
-def _sample(n: int, seed: int, max_ops: int, out: Path) -> Path:
-    """Copy a deterministic sample of corpus documents under ``out``, keeping their paths."""
-    for doc in sample_corpus(n, seed, min_ops=1, max_ops=max_ops, skip_big_providers=False):
-        target = out / doc.rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(doc.path, target)
-    return out
 
 
 def _journal_lines(library: Path) -> int:
@@ -119,7 +101,9 @@ def main() -> int:
 
     work = ns.keep or Path(tempfile.mkdtemp(prefix="bench-resume-"))
     work.mkdir(parents=True, exist_ok=True)
-    corpus = ns.corpus or _sample(ns.n, ns.seed, ns.max_ops, work / "corpus")
+    corpus = ns.corpus or copy_documents(
+        sample_corpus(ns.n, ns.seed, min_ops=1, max_ops=ns.max_ops, skip_big_providers=False), work / "corpus"
+    )
     reference, resumed = work / "reference", work / "resumed"
     for library in (reference, resumed):
         shutil.rmtree(library, ignore_errors=True)
@@ -159,7 +143,7 @@ def main() -> int:
         f"{noop.wall_s:.1f} s wall, {noop.cpu_s:.1f} s CPU ({noop.wall_s / max(cold.wall_s, 1e-9):.3f}x the cold build)"
     )
 
-    want, got = _tree(reference), _tree(resumed)
+    want, got = library_files(reference), library_files(resumed)
     differing = sorted(p for p in want.keys() | got.keys() if want.get(p) != got.get(p))
     print(f"files compared: {len(want)} in the reference, {len(got)} resumed; {len(differing)} differing")
     for path in differing[:20]:

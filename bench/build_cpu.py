@@ -19,7 +19,6 @@ import argparse
 import filecmp
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -30,24 +29,19 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 _BANDS = ((1, 15), (16, 60), (61, 250))
-_FINGERPRINT = re.compile(rb'("generator": "|"identity": "[0-9a-f]{64}:)[0-9a-f]{16}"')
 
 
 def _sample(n: int, seed: int, scratch: Path) -> Path:
     """Copy a deterministic sample of corpus documents (three size bands) under ``scratch``."""
     sys.path.insert(0, str(ROOT))
-    from compoworld.corpus import corpus_root, sample_corpus
+    from bench.corpus_files import copy_documents
+    from compoworld.corpus import sample_corpus
 
-    api = corpus_root()
     picked = []
     shares = (n - 2 * (n // 3), n // 3, n // 3)
     for count, (lo, hi) in zip(shares, _BANDS, strict=True):
         picked += sample_corpus(count, seed, min_ops=lo, max_ops=hi, skip_big_providers=False)
-    docs = scratch / "docs"
-    for doc in picked:
-        target = docs / doc.rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(api / doc.rel, target)
+    docs = copy_documents(picked, scratch / "docs")
     print(
         f"sample: {len(picked)} documents (seed {seed}): "
         + ", ".join(f"{d.rel} ({d.operations})" for d in picked)
@@ -88,6 +82,8 @@ def _run(tree: Path, docs: Path, out: Path) -> dict[str, Any]:
 
 def _differences(a: Path, b: Path) -> list[str]:
     """Files that differ between two libraries (the generator fingerprint blanked); ``.build`` skipped."""
+    from bench.corpus_files import FINGERPRINT  # here, not at the top: a worker imports only its tree
+
     out: list[str] = []
 
     def walk(cmp: filecmp.dircmp[str], rel: str) -> None:
@@ -95,7 +91,7 @@ def _differences(a: Path, b: Path) -> list[str]:
         for name in cmp.common_files:
             left, right = (Path(cmp.left) / name).read_bytes(), (Path(cmp.right) / name).read_bytes()
             if name in ("build.json", "index.json"):
-                left, right = _FINGERPRINT.sub(rb"\1", left), _FINGERPRINT.sub(rb"\1", right)
+                left, right = FINGERPRINT.sub(rb"\1", left), FINGERPRINT.sub(rb"\1", right)
             if left != right:
                 out.append(rel + name)
         for name, sub in cmp.subdirs.items():

@@ -14,10 +14,8 @@ measures, so run it on a machine that is otherwise quiet, or read the busy share
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +23,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# the generator fingerprint hashes the code, so it differs between trees (blanked as bench/build_cpu.py does)
-_FINGERPRINT = re.compile(rb'("generator": "|"identity": "[0-9a-f]{64}:)[0-9a-f]{16}"')
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.corpus_files import copy_documents, library_files  # noqa: E402
+from compoworld.corpus import sample_corpus  # noqa: E402
 
 _RUN = """
 import json, sys
@@ -37,27 +38,6 @@ _, s = build_corpus(Path(sys.argv[1]), Path(sys.argv[2]),
 print(json.dumps({"wall_s": s.wall_s, "worker_cpu_s": s.worker_cpu_s, "cpu_s": s.cpu_s,
                   "units": s.units, "renewals": s.pool_renewals, "failed": s.failed}))
 """
-
-
-def _sample(n: int, seed: int, max_ops: int, out: Path) -> Path:
-    sys.path.insert(0, str(ROOT))
-    from compoworld.corpus import sample_corpus
-
-    for doc in sample_corpus(n, seed, min_ops=1, max_ops=max_ops, skip_big_providers=False):
-        target = out / doc.rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(doc.path, target)
-    return out
-
-
-def _tree(library: Path) -> dict[str, str]:
-    return {
-        p.relative_to(library).as_posix(): hashlib.sha256(
-            _FINGERPRINT.sub(rb"\1-", p.read_bytes())
-        ).hexdigest()
-        for p in sorted(library.rglob("*"))
-        if p.is_file() and ".build" not in p.relative_to(library).parts
-    }
 
 
 def _build(tree: Path, corpus: Path, out: Path, workers: int, recycle: int) -> dict[str, float]:
@@ -87,7 +67,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     ns = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-build-parallel-"))
-    corpus = _sample(ns.n, ns.seed, ns.max_ops, scratch / "corpus")
+    docs = sample_corpus(ns.n, ns.seed, min_ops=1, max_ops=ns.max_ops, skip_big_providers=False)
+    corpus = copy_documents(docs, scratch / "corpus")
     trees = {"baseline": ns.baseline.resolve(), "this tree": ROOT}
     walls: dict[str, list[float]] = {name: [] for name in trees}
     try:
@@ -105,7 +86,10 @@ def main() -> int:
                 )
         for i, (base, new) in enumerate(zip(walls["baseline"], walls["this tree"], strict=True), 1):
             print(f"round {i}: wall this tree / baseline = {new / base:.2f}x")
-        identical = _tree(scratch / "baseline") == _tree(scratch / "this tree")
+        # the generator fingerprint hashes the code, so it differs between the trees: blanked
+        identical = library_files(scratch / "baseline", blank_fingerprint=True) == library_files(
+            scratch / "this tree", blank_fingerprint=True
+        )
         print(f"libraries byte-identical: {identical}")
         return 0 if identical else 1
     finally:

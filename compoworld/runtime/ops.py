@@ -116,13 +116,10 @@ def _key(tool: ToolDef, table: EntityTable, args: dict[str, Any]) -> Any:
 
 def _new_key(table: EntityTable, episode: Episode, seq: int) -> Any:
     """The key of the seq-th row, in the same library-unique scheme as the seed's (never random)."""
-    key = entity_key(table.entity, seq)
-    for attempt in range(1, 50):  # a narrow key pattern can repeat a key the seed already holds
+    for attempt in range(50):  # a narrow key pattern can repeat a key the seed already holds
+        key = entity_key(table.entity, seq, attempt)
         if episode.conn.execute(table.sql_exists, (key,)).fetchone() is None:
             return key
-        key = entity_key(table.entity, seq, attempt)
-    if episode.conn.execute(table.sql_exists, (key,)).fetchone() is None:
-        return key
     # a closed key space (a path parameter's enum: one row per value) has no key left to give
     raise ToolFailure("conflict", f"no {table.entity.name} key is free: every key the API allows is taken")
 

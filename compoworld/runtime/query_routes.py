@@ -81,15 +81,15 @@ def dispatching_handler(variants: list[tuple[QueryTemplate, Handler]]) -> Handle
 
     async def handler(request: Request) -> Response:
         query = dict(request.query_params)
-        fitting = [run for _, (template, run) in ordered if template.fits(query)]
+        fitting = [(t, run) for _, (t, run) in ordered if t.fits(query)]
         if by_media and len(fitting) > 1:  # one path, bodies in different media: the Content-Type says
             sent = media_kind(request.headers.get("content-type"))
-            same = [run for _, (t, run) in ordered if t.fits(query) and t.media == sent]
+            same = [v for v in fitting if v[0].media == sent]
             # raw bytes (octet-stream, an image) go to an operation whose body is not JSON
-            raw = [run for _, (t, run) in ordered if t.fits(query) and t.media not in ("", "json")]
-            fitting = same or (raw if sent != "json" else []) or fitting
+            raw = [v for v in fitting if v[0].media not in ("", "json")] if sent != "json" else []
+            fitting = same or raw or fitting
         if fitting:
-            return await fitting[0](request)
+            return await fitting[0][1](request)
         wanted = " or ".join(
             "&".join(sorted([*template.args, *template.fixed])) or "no query" for template, _ in variants
         )

@@ -114,23 +114,17 @@ class EntityTable:
             out[name] = value
         return out
 
+    def encoder(self, column: str) -> Callable[[Any], Any]:
+        """How a value of ``column`` is stored: JSON text, 0/1, or as it is (a dict or list as JSON)."""
+        return _ENCODERS[2 if column in self._json_cols else 1 if column in self._bool_cols else 0]
+
     def encode_value(self, column: str, value: Any) -> Any:
-        if value is None:
-            return None
-        if column in self._json_cols:
-            return _dumps(value)
-        if column in self._bool_cols:
-            return 1 if value else 0
-        if isinstance(value, (dict, list)):
-            return _dumps(value)
-        return value
+        return self.encoder(column)(value)
 
     def encoders(self, columns: Sequence[str]) -> list[tuple[str, Callable[[Any], Any]]]:
         """(column, ``encode_value`` of that column) for each of ``columns``: a row's values
         encoded without looking each column's kind up again."""
-        return [
-            (c, _ENCODERS[2 if c in self._json_cols else 1 if c in self._bool_cols else 0]) for c in columns
-        ]
+        return [(c, self.encoder(c)) for c in columns]
 
     def insert_sql(self, columns: Sequence[str]) -> str:
         key = tuple(columns)
