@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from compoworld.errors import LibraryError
-from compoworld.manifest import ServiceManifest, library_folders
+from compoworld.manifest import ServiceManifest, library_folders, parse_manifest
 
 __all__ = [
     "INDEX_FILE",
@@ -90,7 +90,7 @@ def read_manifest(folder: Path) -> ServiceManifest:
     """``folder/manifest.json``, checked to name its folder; ``LibraryError`` saying why not."""
     path = folder / "manifest.json"
     try:
-        manifest = ServiceManifest.model_validate(json.loads(path.read_text()))
+        manifest = parse_manifest(path.read_bytes())
     except (OSError, ValueError, ValidationError) as exc:
         raise LibraryError(f"{path} is not a valid service manifest: {_short(exc)}") from exc
     if manifest.name != folder.name:

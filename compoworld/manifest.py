@@ -8,12 +8,15 @@ state). The rendered ``models.py`` (SQLModel families) is derived from it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from compoworld.errors import LibraryError
+from compoworld.shared_schemas import unshare
 
 __all__ = [
     "PAGING_ROLES",
@@ -31,6 +34,7 @@ __all__ = [
     "library_folders",
     "load_manifest",
     "load_manifests",
+    "parse_manifest",
 ]
 
 ColumnType = Literal["integer", "number", "string", "boolean", "json"]
@@ -418,9 +422,21 @@ class ServiceManifest(BaseModel):
         return next((e for e in self.entities if e.name == name), None)
 
 
+def parse_manifest(text: bytes | str) -> ServiceManifest:
+    """A ``manifest.json`` text as the model, its shared subschemas put back (``shared_schemas``);
+    ``ValueError`` saying why not."""
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:  # NaN, an integer past 64 bits: what only the stdlib reads
+        doc = json.loads(text)
+    if not isinstance(doc, dict):
+        raise ValueError("a manifest is a JSON object")
+    return ServiceManifest.model_validate(unshare(doc))
+
+
 def load_manifest(folder: Path) -> ServiceManifest:
     """Read ``folder/manifest.json``."""
-    return ServiceManifest.model_validate_json((folder / "manifest.json").read_text())
+    return parse_manifest((folder / "manifest.json").read_bytes())
 
 
 def library_folders(library: Path) -> list[Path]:

@@ -5,12 +5,12 @@ validator refuses it. Each position is checked with a witness argument built fro
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import jsonschema
 from fastapi.testclient import TestClient
 
+from compoworld.manifest import load_manifest
 from compoworld.runtime.app import create_service_app
 from compoworld.runtime.schema_read import default_value, without_nulls
 from compoworld.runtime.service import ServiceRuntime
@@ -90,8 +90,8 @@ def test_nested_nullable_fields_accept_null_and_the_others_refuse_it() -> None:
     accepted = refused = 0
     wrong: list[str] = []
     for manifest in sorted(bundled_library().glob("*/manifest.json")):
-        for tool in json.loads(manifest.read_text())["tools"]:
-            validator = ArgsValidator(tool["input_schema"])
+        for tool in load_manifest(manifest.parent).tools:  # shared subschemas put back
+            validator = ArgsValidator(tool.input_schema)
             for field, fschema in validator.properties.items():
                 check = validator._checks[field]
                 for path, sub in _positions(fschema):
@@ -101,7 +101,7 @@ def test_nested_nullable_fields_accept_null_and_the_others_refuse_it() -> None:
                     with_null = _set(witness, path, None)
                     truth = jsonschema.Draft202012Validator(json_schema_nullable(fschema)).is_valid(with_null)
                     if _accepts(check, with_null) != truth:
-                        wrong.append(f"{manifest.parent.name}.{tool['name']}.{field}{'/'.join(path)}")
+                        wrong.append(f"{manifest.parent.name}.{tool.name}.{field}{'/'.join(path)}")
                     elif sub.get("nullable") is True:
                         accepted += 1
                     elif truth is False:
@@ -146,9 +146,7 @@ def test_the_schemas_agents_are_shown_say_null_the_json_schema_way() -> None:
         app = create_service_app(ServiceRuntime.from_folder(folder, Settings()), Settings())
         with TestClient(app) as client:
             tools = client.get("/tools").json()
-        declared = {
-            t["name"]: t["input_schema"] for t in json.loads((folder / "manifest.json").read_text())["tools"]
-        }
+        declared = {t.name: t.input_schema for t in load_manifest(folder).tools}
         for entry in tools:
             shown = entry["function"]["parameters"]
             assert "nullable" not in _keywords(shown), (folder.name, entry["function"]["name"])

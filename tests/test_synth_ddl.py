@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compoworld.manifest import ServiceManifest
+from compoworld.manifest import ServiceManifest, load_manifest
 from compoworld.runtime.service import sqlmodel_ddl
 from compoworld.settings import bundled_library
 from compoworld.synth.ddl import entity_ddl
@@ -22,7 +22,7 @@ STARTER = sorted(p for p in bundled_library().iterdir() if (p / "manifest.json")
 
 
 def _manifest(folder: Path) -> ServiceManifest:
-    return ServiceManifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
+    return load_manifest(folder)
 
 
 @pytest.mark.parametrize("folder", STARTER, ids=[p.name for p in STARTER])

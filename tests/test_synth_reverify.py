@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from compoworld.manifest import ServiceManifest
+from compoworld.manifest import load_manifest
 from compoworld.settings import bundled_library
 from compoworld.synth import verify
 from compoworld.synth.build import build_service
@@ -44,9 +44,7 @@ def test_kept_verdicts_are_what_a_full_verification_gives(
 
 
 def test_switching_a_read_tool_reruns_the_checks_that_read_its_entity_back() -> None:
-    manifest = ServiceManifest.model_validate_json(
-        (bundled_library() / "crm" / "manifest.json").read_text(encoding="utf-8")
-    )
+    manifest = load_manifest(bundled_library() / "crm")
     read = next(t for t in manifest.tools if t.operation == "read" and t.backend == "implemented")
     create = next(t for t in manifest.tools if t.operation == "create" and t.entity == read.entity)
     other = next(t for t in manifest.tools if t.entity not in (None, read.entity))

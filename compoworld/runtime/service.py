@@ -21,7 +21,7 @@ from typing import Any
 from compoworld.contracts import ERROR_STATUS, Backend, ToolResult
 from compoworld.errors import EpisodeStateLost, LibraryError
 from compoworld.llm import LLMClient
-from compoworld.manifest import ServiceManifest, ToolDef, library_folders
+from compoworld.manifest import ServiceManifest, ToolDef, library_folders, load_manifest
 from compoworld.runtime.actions import op_action
 from compoworld.runtime.ops import OPERATIONS, Deleted, Listed, Op, ToolFailure
 from compoworld.runtime.shape import Shaper
@@ -204,9 +204,10 @@ class ServiceRuntime:
         a folder without schema.sql) spares this process importing models.py and SQLAlchemy.
         """
         try:
-            # json.loads then validate: the stdlib parser shares repeated keys, which keeps a
-            # large manifest's schemas several times smaller in memory than model_validate_json.
-            manifest = ServiceManifest.model_validate(json.loads((folder / "manifest.json").read_text()))
+            # parse then validate: the parser shares repeated keys, and the shared table one
+            # object per repeated subschema, which keeps a large manifest's schemas several times
+            # smaller in memory than model_validate_json.
+            manifest = load_manifest(folder)
             seed_path = folder / "seed.json"
             seed_rows = json.loads(seed_path.read_text()) if seed_path.exists() else {}
             ddl = ddl if ddl is not None else read_schema(folder)

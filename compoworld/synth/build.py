@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from compoworld.errors import LibraryError
-from compoworld.manifest import EntityDef, ServiceManifest, ToolDef
+from compoworld.manifest import EntityDef, ServiceManifest, ToolDef, parse_manifest
 from compoworld.runtime.service import SCHEMA_FILE, ServiceRuntime, sqlmodel_ddl
 from compoworld.settings import Settings
 from compoworld.specs import SpecError, ingest_document, load_spec, read_document
@@ -97,7 +97,7 @@ def _overrides(folder: Path) -> dict[str, str]:
     path = folder / "manifest.json"
     if not path.exists():
         return {}
-    return _verify_overrides(ServiceManifest.model_validate_json(path.read_text(encoding="utf-8")))
+    return _verify_overrides(parse_manifest(path.read_bytes()))
 
 
 #: ``schema.sql`` of the last few ``models.py`` texts: verification renders a folder again each

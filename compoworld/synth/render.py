@@ -17,12 +17,14 @@ import jinja2
 
 from compoworld.canonical_json import dumps_canonical
 from compoworld.manifest import ColumnDef, ServiceManifest
+from compoworld.shared_schemas import share
 from compoworld.synth.pipeline import Synthesis
 
 __all__ = [
     "RENDERED_FILES",
     "dumps_json",
     "dumps_seed",
+    "manifest_text",
     "render_files",
     "templates_dir",
     "write_files",
@@ -49,6 +51,11 @@ def templates_dir() -> Path:
 def dumps_json(obj: Any) -> str:
     """Canonical pretty JSON (sorted keys, 2-space indent, trailing newline; ``canonical_json``)."""
     return dumps_canonical(obj)
+
+
+def manifest_text(manifest: ServiceManifest) -> str:
+    """``manifest.json``: the model as canonical JSON, each repeated subschema written once."""
+    return dumps_json(share(manifest.model_dump(mode="json")))
 
 
 def dumps_seed(rows: dict[str, list[dict[str, Any]]]) -> str:
@@ -131,7 +138,7 @@ def render_files(synthesis: Synthesis) -> dict[str, str]:
     return {
         "README.md": _render(env, "README.md.j2", manifest),
         "app.py": _render(env, "app.py.j2", manifest),
-        "manifest.json": dumps_json(manifest.model_dump(mode="json")),
+        "manifest.json": manifest_text(manifest),
         "models.py": _render(env, "models.py.j2", manifest),
         "population.json": dumps_json(synthesis.cast or {"roles": {}, "rows": {}}),
         "seed.json": dumps_seed(synthesis.seed),
