@@ -280,6 +280,16 @@ def _body_media(runtime: ServiceRuntime, name: str) -> str:
     return media_kind(defn.body_media)
 
 
+def _named_params(runtime: ServiceRuntime, name: str) -> dict[str, str]:
+    """A tool's query and header parameters by their names on the wire: where each is sent."""
+    defn = runtime.tools[name].defn
+    return {
+        defn.wire_names.get(arg, arg): where
+        for arg, where in defn.arg_locations.items()
+        if where in ("query", "header")
+    }
+
+
 def _spec_route(
     path: str, handler: Callable[[Request], Awaitable[Response]], method: str, name: str
 ) -> Route:
@@ -343,7 +353,10 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
         if len(served) > 1 or served[0][0] != route:  # operations told apart by their query strings
             handler = dispatching_handler(
                 [
-                    (query_template(p, _body_media(runtime, n)), rest_handler(runtime, n, limit, _episode_of))
+                    (
+                        query_template(p, _body_media(runtime, n), _named_params(runtime, n)),
+                        rest_handler(runtime, n, limit, _episode_of),
+                    )
                     for p, n in served
                 ]
             )

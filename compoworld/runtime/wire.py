@@ -294,8 +294,8 @@ def _query_pairs(wire: str, value: Any, style: str | None) -> list[tuple[str, st
 
 def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
     """The request a client of the real API sends for ``args``, in the spec's declared formats."""
-    path = tool.path or f"/tools/{tool.name}"
-    request = WireRequest(method=tool.method, path=path)
+    path = (tool.path or f"/tools/{tool.name}").partition("#")[0]  # a client never sends the fragment
+    request = WireRequest(method=tool.method, path=path or "/")
     body: dict[str, Any] = {}
     for arg, value in args.items():
         where = tool.arg_locations.get(arg, "body")
