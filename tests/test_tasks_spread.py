@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from orchestrator.models import Task
-from orchestrator.tasks.scenario.spread import CAP, SpreadExhausted, Usage, by_service
+from orchestrator.tasks.scenario.spread import CAP, SpreadExhausted, Usage, by_service, group_by_service
 from orchestrator.tasks.scenario.verticals import VERTICALS, vertical_for
 from orchestrator.tasks.stats import spread
 
@@ -29,6 +29,25 @@ def _draws(n: int = 3000, **kw: object) -> Counter[str]:
 def test_without_a_tally_each_service_is_drawn_alike_however_many_candidates_it_holds() -> None:
     counts = _draws()
     assert all(900 <= counts[s] <= 1100 for s in ("big", "small", "tiny")), counts
+
+
+def test_a_pool_grouped_once_draws_what_the_options_draw() -> None:
+    """The opening groups its pool once (``groups``): the same draws, the same tally, in the same order."""
+    mixed = sorted(OPTIONS, key=lambda o: (o[1] % 7, o[0]))  # services interleaved, not in name order
+    groups = group_by_service(mixed, _service)
+    assert list(groups) == ["big", "small", "tiny"]
+    picks = []
+    for grouped in (False, True):
+        rng, usage = random.Random(11), Usage(cap=0.2)
+        drawn = []
+        for _ in range(120):
+            kw = {"groups": groups} if grouped else {}
+            pick = by_service(rng, mixed, _service, favoured={"big"}, usage=usage, **kw)  # type: ignore[arg-type]
+            usage.add([pick[0]])
+            drawn.append(pick)
+        picks.append(drawn)
+    assert picks[0] == picks[1]
+    assert len(set(picks[0])) > 3
 
 
 def test_the_verticals_services_come_first() -> None:

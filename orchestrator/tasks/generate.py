@@ -34,7 +34,7 @@ from orchestrator.tasks.scenario import acts as _acts  # noqa: F401  (registers 
 from orchestrator.tasks.scenario.draft import Draft
 from orchestrator.tasks.scenario.recipes import Archetype, fits
 from orchestrator.tasks.scenario.scene import Scene, Subject, open_scene, subjects
-from orchestrator.tasks.scenario.spread import SpreadExhausted, Usage, by_service
+from orchestrator.tasks.scenario.spread import SpreadExhausted, Usage, by_service, group_by_service
 from orchestrator.tasks.scenario.text import (
     Instruction,
     Paraphraser,
@@ -186,6 +186,8 @@ class TaskGenerator:
         self.pools: dict[str, list[Subject]] = {
             a.name: [s for s in everyone if _fits(a, s, self.world)] for a in self.archetypes
         }
+        #: each pool by the service of its party table, grouped once (the opening draws from it every try)
+        self.groups = {name: group_by_service(pool, _party_service) for name, pool in self.pools.items()}
         self.terms = TermIndex(lib.terms)
         #: services per kept task so far: every draw of a service balances against it (``spread``)
         self.usage = Usage.for_library(len(self.names))
@@ -245,10 +247,11 @@ class TaskGenerator:
         subject = by_service(
             rng,
             pool,
-            lambda s: s.party.service,
+            _party_service,
             favoured=self.world.in_vertical(VERTICAL_DOMAINS),
             weight=lambda s: 1 + len(s.records),
             usage=self.usage,
+            groups=self.groups[archetype.name],
         )
         # the opening system's line of business, else the one the person's other systems point to
         lead = self.world.domain(subject.party.service)
@@ -408,6 +411,10 @@ def _domain(in_order: Sequence[str]) -> str:
     """The domain most of the task's calls are in (the first such, on a tie)."""
     counts = Counter(in_order)
     return max(dict.fromkeys(in_order), key=lambda d: counts[d]) if in_order else "general"
+
+
+def _party_service(subject: Subject) -> str:
+    return subject.party.service
 
 
 def _fits(archetype: Archetype, subject: Subject, world: World) -> bool:

@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from orchestrator.tasks.rejected import DraftRejected
 
-__all__ = ["CAP", "FLOOR", "SPAN", "SpreadExhausted", "Usage", "by_service"]
+__all__ = ["CAP", "FLOOR", "SPAN", "SpreadExhausted", "Usage", "by_service", "group_by_service"]
 
 T = TypeVar("T")
 
@@ -122,6 +122,16 @@ class Usage:
         return (True, used, tier) if self.over(service) else (False, tier, used)
 
 
+def group_by_service(options: Iterable[T], service: Callable[[T], str]) -> dict[str, list[T]]:
+    """``options`` by service, services in name order, each service's options in their order: what
+    :func:`by_service` draws from. A pool drawn from again and again (the opening's subjects: thousands
+    on the whole corpus) is grouped once and passed as ``groups``."""
+    groups: dict[str, list[T]] = {}
+    for option in options:
+        groups.setdefault(service(option), []).append(option)
+    return {name: groups[name] for name in sorted(groups)}
+
+
 def by_service(
     rng: random.Random,
     options: Sequence[T],
@@ -131,19 +141,20 @@ def by_service(
     shared: Collection[str] = (),
     weight: Callable[[T], float] | None = None,
     usage: Usage | None = None,
+    groups: Mapping[str, Sequence[T]] | None = None,
 ) -> T:
     """One of ``options``: a service first, as the module docstring says (under the cap of ``usage``,
     then in ``favoured``, then in ``shared``, then least used; ties at random; no tally: as before any
     task was kept), then
     one of its options (uniformly, or by ``weight``). Deterministic for a given ``rng`` state, option
-    order and tally. ``SpreadExhausted`` for a strict draw whose candidates are all past the cap."""
-    if not options:
+    order and tally. ``SpreadExhausted`` for a strict draw whose candidates are all past the cap.
+    ``groups``: ``group_by_service(options, service)`` made once (the same draw, without regrouping)."""
+    if groups is None:
+        groups = group_by_service(options, service)
+    if not groups:
         raise ValueError("nothing to choose from")
     tally = usage if usage is not None else Usage()
-    groups: dict[str, list[T]] = {}
-    for option in options:
-        groups.setdefault(service(option), []).append(option)
-    keys = {n: tally.key(n, favoured, shared) for n in sorted(groups)}
+    keys = {n: tally.key(n, favoured, shared) for n in groups}
     best = min(keys.values())
     if best[0] and tally.strict and tally.hard:
         raise SpreadExhausted("every system that could do this is in its share of tasks already")

@@ -84,6 +84,7 @@ def _slim(table: Table) -> None:
     the tools' output schemas): the rest of the manifest can be freed."""
     columns = [c.model_copy(update={"description": "", "json_schema": {}}) for c in table.entity.columns]
     table.entity = table.entity.model_copy(update={"columns": columns})
+    table._roles.clear()  # found on the entity it had
     for name in ("lister", "reader", "creator", "updater", "deleter"):
         tool = getattr(table, name)
         if tool is not None:
@@ -108,6 +109,8 @@ class Table:
     _shares: dict[tuple[str, Any], float] = field(default_factory=dict, repr=False, compare=False)
     _party: bool | None = field(default=None, repr=False, compare=False)
     _emails: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    #: column roles found once (the entity and the seed rows never change): kind -> columns
+    _roles: dict[Any, list[ColumnDef]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -156,14 +159,27 @@ class Table:
 
     def columns(self, semantics: tuple[str, ...], types: tuple[str, ...] = ()) -> list[ColumnDef]:
         """Top-level columns whose semantic (or, failing that, type) is one of these."""
-        return [
-            c
-            for c in self.entity.columns
-            if not c.primary_key and ((c.semantic or "") in semantics or (types and c.type in types))
-        ]
+        key = (semantics, types)
+        found = self._roles.get(key)
+        if found is None:
+            found = self._roles[key] = [
+                c
+                for c in self.entity.columns
+                if not c.primary_key and ((c.semantic or "") in semantics or (types and c.type in types))
+            ]
+        return list(found)
+
+    def _role(self, kind: str, find: Any) -> list[ColumnDef]:
+        found = self._roles.get(kind)
+        if found is None:
+            found = self._roles[kind] = find()
+        return list(found)
 
     def money_columns(self) -> list[ColumnDef]:
         """Amount columns: tagged money, or a number named like an amount (``total_amount``)."""
+        return self._role("money", self._money_columns)
+
+    def _money_columns(self) -> list[ColumnDef]:
         named = [
             c
             for c in self.entity.columns
@@ -182,10 +198,13 @@ class Table:
         return self._shares[key]
 
     def date_columns(self) -> list[ColumnDef]:
-        return [c for c in self.columns(_DATE) if self._share(c, is_day) >= _COVERAGE]
+        return self._role("date", lambda: [c for c in self.columns(_DATE) if self._share(c, is_day) >= _COVERAGE])
 
     def status_columns(self) -> list[ColumnDef]:
         """Columns with a small set of string values: status, priority, stage."""
+        return self._role("status", self._status_columns)
+
+    def _status_columns(self) -> list[ColumnDef]:
         out = []
         for c in self.entity.columns:
             if c.primary_key or c.type != "string" or c.ref:
