@@ -98,7 +98,7 @@ VERTICALS: tuple[Vertical, ...] = (
     ),
     Vertical(
         name="commerce ops",
-        domains=("commerce", "travel", "hotels", "ecommerce"),
+        domains=("commerce", "travel", "hotels", "ecommerce", "transport"),
         team="commerce operations",
         frames=(
             "You work with the commerce operations team on customer orders and bookings.",
@@ -108,6 +108,48 @@ VERTICALS: tuple[Vertical, ...] = (
         escalation_rule="orders adding up to {threshold} or more are checked by the fraud desk",
         follow_up_days=(1, 2, 3, 7),
         follow_up_rule="customer follow-ups are due {days} days after their latest order",
+    ),
+    # the corpus's own categories no vertical above names (issue 12: 73% of the whole corpus's services,
+    # most of them developer platforms, clouds and hosting, team tools, media): the lines of business
+    # that run such systems side by side
+    Vertical(
+        name="IT ops",
+        domains=("developer_tools", "cloud", "hosting", "monitoring", "security", "backend", "iot", "tools"),
+        team="IT operations",
+        frames=(
+            "You help the IT operations team keep one user's accounts and resources in order across our systems.",
+            "I'm on the IT service desk and I'm reviewing what one of our users has set up with us.",
+        ),
+        thresholds=(50, 100, 250, 500, 1000, 5000),
+        escalation_rule="anything that adds up to {threshold} or more needs sign-off from the IT manager",
+        follow_up_days=(1, 2, 5, 7),
+        follow_up_rule="access reviews are due {days} days after the user's latest change",
+    ),
+    Vertical(
+        name="project ops",
+        domains=("collaboration", "time_management", "project_management", "enterprise", "education"),
+        team="project operations",
+        frames=(
+            "You support the project office, keeping one client's work, hours and files straight.",
+            "I coordinate our client projects and need a hand with one client's records.",
+        ),
+        thresholds=(100, 500, 1000, 2500, 10000),
+        escalation_rule="work adding up to {threshold} or more goes to the project director for review",
+        follow_up_days=(2, 3, 5, 10),
+        follow_up_rule="project check-ins are due {days} days after the latest entry",
+    ),
+    Vertical(
+        name="media ops",
+        domains=("media", "entertainment", "social", "text", "analytics"),
+        team="audience and content operations",
+        frames=(
+            "You work with the content and audience team on one member's account.",
+            "I run audience operations and need help sorting out one subscriber's records.",
+        ),
+        thresholds=(10, 50, 100, 250, 1000),
+        escalation_rule="accounts with {threshold} or more in open charges are reviewed by the audience lead",
+        follow_up_days=(1, 3, 7, 14),
+        follow_up_rule="member follow-ups are due {days} days after their latest activity",
     ),
 )
 
