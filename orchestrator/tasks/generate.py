@@ -249,7 +249,7 @@ class TaskGenerator:
             pool,
             _party_service,
             favoured=self.world.in_vertical(VERTICAL_DOMAINS),
-            weight=lambda s: 1 + len(s.records),
+            weight=self._reach,
             usage=self.usage,
             groups=self.groups[archetype.name],
         )
@@ -296,6 +296,16 @@ class TaskGenerator:
             raise DraftRejected("instruction names a tool or an internal key")
         task = self._task(index, draft, rubric, hashes, text, distractors, chained, vertical.name)
         return task, Instruction(text, required=list(draft.stated), hidden=hidden)
+
+    def _reach(self, subject: Subject) -> float:
+        """How much a scenario over this person can do without the busiest systems: one, and one more for
+        each of their record tables in a system still under the share cap (``spread``). Drawn by it,
+        the people known in more systems come up more often (their scenarios chain more workflows), and
+        those whose records lie only in systems past their share less (their drafts give up for the
+        spread, or take a busy system once more). Before any system is past the cap (and on a library
+        too small for one) it is one more than the person's record tables."""
+        usage = self.usage
+        return 1 + sum(1 for table, _ in subject.records if not usage.over(table.service))
 
     def _chain(
         self, rng: random.Random, first: Archetype, subject: Subject
