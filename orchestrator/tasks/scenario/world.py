@@ -198,7 +198,9 @@ class Table:
         return self._shares[key]
 
     def date_columns(self) -> list[ColumnDef]:
-        return self._role("date", lambda: [c for c in self.columns(_DATE) if self._share(c, is_day) >= _COVERAGE])
+        return self._role(
+            "date", lambda: [c for c in self.columns(_DATE) if self._share(c, is_day) >= _COVERAGE]
+        )
 
     def status_columns(self) -> list[ColumnDef]:
         """Columns with a small set of string values: status, priority, stage."""
