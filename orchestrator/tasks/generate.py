@@ -188,6 +188,8 @@ class TaskGenerator:
         }
         #: each pool by the service of its party table, grouped once (the opening draws from it every try)
         self.groups = {name: group_by_service(pool, _party_service) for name, pool in self.pools.items()}
+        #: id of a subject -> its record tables counted by service (``_reach``; the subjects live as long)
+        self._by_record_service: dict[int, list[tuple[str, int]]] = {}
         self.terms = TermIndex(lib.terms)
         #: services per kept task so far: every draw of a service balances against it (``spread``)
         self.usage = Usage.for_library(len(self.names))
@@ -305,7 +307,15 @@ class TaskGenerator:
         spread, or take a busy system once more). Before any system is past the cap (and on a library
         too small for one) it is one more than the person's record tables."""
         usage = self.usage
-        return 1 + sum(1 for table, _ in subject.records if not usage.over(table.service))
+        return 1 + sum(n for service, n in self._record_services(subject) if not usage.over(service))
+
+    def _record_services(self, subject: Subject) -> list[tuple[str, int]]:
+        """(service, how many of the person's record tables it holds), found once per subject."""
+        found = self._by_record_service.get(id(subject))
+        if found is None:
+            counts = Counter(table.service for table, _ in subject.records)
+            found = self._by_record_service[id(subject)] = sorted(counts.items())
+        return found
 
     def _chain(
         self, rng: random.Random, first: Archetype, subject: Subject

@@ -261,11 +261,7 @@ def _telling(
     """Record tables that tell the person from every namesake: they hold the person's records and none of
     a namesake's (checking that is a lookup of its own: a listing by the namesake's e-mail, or of the table)."""
     emails = {subject.party.email_of(r) for r in rivals} - {None}
-    return [
-        (t, rows)
-        for t, rows in subject.records
-        if t.lister is not None and all(t.email_of(r) not in emails for r in t.rows)
-    ]
+    return [(t, rows) for t, rows in subject.records if t.lister is not None and not t.emails() & emails]
 
 
 async def _check_rivals(
