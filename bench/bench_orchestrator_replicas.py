@@ -4,6 +4,8 @@
 
   tool call through a replica (each step to a random one of three, episodes in Redis)
       / the same call straight to the service                                   (target <= 1.5x)
+  the floor under it: the solo orchestrator's step plus a step's two store round trips, each timed
+      after an idle gap as long as a direct call (what Redis and the replica sit through in a step)
   N concurrent episodes over the three replicas, one SIGKILLed a third of the way:
       lost episodes, rollouts whose state or reward differs from a solo replay  (target 0 and 0)
 
@@ -38,6 +40,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from orchestrator.store_redis import RedisEpisodeStore
 from tests.orchestrator_fixture import task_create
 from tests.redis_fixture import running_redis
 from tests.replica_mesh import Driver, Mesh, mesh, rollout_script
@@ -109,7 +112,7 @@ async def tool_call(
     step = {"tool_calls": [{"id": "c1", "name": "crm__getContact", "arguments": args}]}
     direct = f"{m.services}/services/crm/tools/getContact"
     via, solo, straight = [], [], []
-    task = progress.add_task("tool call: replica vs solo vs direct", total=n)
+    bar = progress.add_task("tool call: replica vs solo vs direct", total=n)
     eid = sid = ""
     pids = {
         "replicas": [p.pid for p in m.procs],
@@ -142,12 +145,36 @@ async def tool_call(
         if i >= 50:
             via.append(t1 - t0)
             straight.append(t2 - t1)
-            progress.advance(task)
+            progress.advance(bar)
     # opens and deletes (one each per PER_EPISODE calls) are counted in too, as they were run
     cpu = meter.per_call({"replicas": n, "solo": n, "service": 3 * n, "redis": n})
     await http.delete(f"{m.replicas[0]}/episodes/{eid}")
     await http.delete(f"{m.solo}/episodes/{sid}")
     return statistics.median(via), statistics.median(solo), statistics.median(straight), cpu
+
+
+async def store_round_trip(redis_url: str, gap_s: float, n: int = 300) -> tuple[float, float]:
+    """p50 seconds of one store script call (a record read that finds nothing) from this process over
+    the replicas' lane: back to back, and each after ``gap_s`` idle. On a VM an idle process and an
+    idle Redis are woken at a cost, and in a step each call follows such a gap (the service call,
+    the HTTP hop), so the second is what a step pays."""
+    store = RedisEpisodeStore.from_url(redis_url, prefix=f"rt-{uuid.uuid4().hex[:6]}")
+    keys = [store._key("ep", "none"), store._key("log", "none")]
+    try:
+        out: list[float] = []
+        for gap in (0.0, gap_s):
+            times = []
+            for i in range(n + 20):
+                if gap:
+                    await asyncio.sleep(gap)
+                t = time.perf_counter()
+                assert await store.lane(store._get, keys, [0, ""]) == b""
+                if i >= 20:
+                    times.append(time.perf_counter() - t)
+            out.append(statistics.median(times))
+        return out[0], out[1]
+    finally:
+        await store.aclose()
 
 
 async def concurrent(m: Mesh, http: httpx.AsyncClient, episodes: int, progress: Progress) -> dict[str, float]:
@@ -206,6 +233,11 @@ async def main_async(n: int, episodes: int, gold_from: Path | None = None) -> in
                     f"the solo orchestrator, {direct * 1e3:.2f} ms direct"
                 )
                 console.print("CPU per call (ms): " + ", ".join(f"{k} {_ms(v)}" for k, v in cpu.items()))
+                rt_hot, rt_idle = await store_round_trip(redis_url, direct)
+                console.print(
+                    f"store round trip p50: {rt_hot * 1e6:.0f} us back to back, {rt_idle * 1e6:.0f} us after "
+                    f"{direct * 1e3:.2f} ms idle"
+                )
                 try:
                     figures = await concurrent(m, http, episodes, progress)
                 except Exception:
@@ -222,6 +254,14 @@ async def main_async(n: int, episodes: int, gold_from: Path | None = None) -> in
         f"{direct * 1e3:.2f} ms direct ({alone * 1e3:.2f} ms solo orchestrator)",
         f"{ratio:.2f}x ({via / alone:.2f}x solo)",
         "<= 1.5x",
+    )
+    floor = alone + 2 * rt_idle
+    table.add_row(
+        "floor: solo step + 2 store round trips",
+        f"{floor * 1e3:.2f} ms",
+        f"{alone * 1e3:.2f} ms solo + 2 x {rt_idle * 1e6:.0f} us (after an idle gap; {rt_hot * 1e6:.0f} us back to back)",
+        f"{floor / direct:.2f}x direct",
+        "",
     )
     table.add_row(
         "CPU per call",
