@@ -17,7 +17,6 @@ from typing import Any
 import uvicorn
 
 from compoworld.runtime import ServiceRuntime
-from compoworld.runtime.coalesce import coalescing_protocol
 from compoworld.settings import Settings
 from orchestrator.models import CriterionSpec, GoldCall, Task, TaskMeta
 from tests.runtime_fixture import crm_manifest, crm_seed
@@ -137,13 +136,7 @@ async def serving(app: Any, keep_alive_s: int = 5, port: int | None = None) -> A
     """Run ``app`` with uvicorn on 127.0.0.1 and ``port`` (a free one if None); yields its base URL."""
     port = port or free_port()
     config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        http=coalescing_protocol(),  # as ``run_asgi`` serves every process of a deployment
-        log_level="warning",
-        lifespan="on",
-        timeout_keep_alive=keep_alive_s,
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_keep_alive=keep_alive_s
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -98,17 +98,9 @@ def run_asgi(asgi: Any, host: str, port: int, grace_s: int = 30) -> None:
                 hook()
             super().handle_exit(sig, frame)
 
-    from compoworld.runtime.coalesce import coalescing_protocol
-
     freeze_heap()
     config = uvicorn.Config(
-        asgi,
-        host=host,
-        port=port,
-        http=coalescing_protocol(),  # a response's head and body in one write
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=grace_s,
+        asgi, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=grace_s
     )
     _Server(config).run()
 
