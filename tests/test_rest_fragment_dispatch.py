@@ -137,3 +137,44 @@ def test_a_fragment_names_query_parameters_a_request_must_carry() -> None:
     header = query_template("/#X-Amz-Target=Widgets.CreateWidget", params=params)
     assert header.fits({}, {"X-Amz-Target": "Widgets.CreateWidget"})
     assert not header.fits({}, {"X-Amz-Target": "Widgets.DeleteWidget"}) and not header.fits({})
+
+
+def _ok(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+
+def test_the_more_literal_route_is_matched_first(tmp_path: Path) -> None:
+    """``/v1/{name}:getIamPolicy`` declared after ``/v1/{name}`` (Google's documents) is still
+    reached: a request for ``/v1/t1:getIamPolicy`` is not a read of the thing ``t1:getIamPolicy``."""
+    thing = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
+    policy = {
+        "type": "object",
+        "required": ["etag", "bindings"],
+        "properties": {
+            "etag": {"type": "string"},
+            "bindings": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    name = [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}]
+    doc = {
+        "openapi": "3.0.0",
+        "info": {"title": "Things", "version": "1"},
+        "paths": {
+            "/v1/{name}": {"get": {"operationId": "things.get", "parameters": name, "responses": _ok(thing)}},
+            "/v1/{name}:getIamPolicy": {
+                "get": {"operationId": "things.getIamPolicy", "parameters": name, "responses": _ok(policy)}
+            },
+        },
+    }
+    runtime = ServiceRuntime.from_folder(build_inline(tmp_path, "things", doc, verify=False), Settings())
+    runtime.fork("ep-1")
+    app = create_service_app(runtime, Settings())
+
+    async def get(path: str) -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
+            return await client.get(path, headers={"X-Episode-Id": "ep-1"})
+
+    answer = asyncio.run(get("/v1/t1:getIamPolicy"))
+    assert answer.status_code == 200, answer.text
+    assert set(answer.json()) >= {"etag", "bindings"}

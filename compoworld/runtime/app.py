@@ -57,6 +57,7 @@ __all__ = [
 ]
 
 _EPISODE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_PARAM = re.compile(r"\{[^{}]*\}")
 
 
 def freeze_heap() -> None:
@@ -280,6 +281,11 @@ def _body_media(runtime: ServiceRuntime, name: str) -> str:
     return media_kind(defn.body_media)
 
 
+def _literal_length(route: str) -> int:
+    """How much of a route is fixed text (its ``{parameters}`` left out)."""
+    return len(_PARAM.sub("", route))
+
+
 def _named_params(runtime: ServiceRuntime, name: str) -> dict[str, str]:
     """A tool's query and header parameters by their names on the wire: where each is sent."""
     defn = runtime.tools[name].defn
@@ -348,7 +354,10 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
         app.add_route(prefix + "/health", health, methods=["GET"], include_in_schema=False)
     for prefix in plan.at("admin"):
         app.include_router(_admin_router(settings), prefix=prefix)
-    for (method, route), served in route_groups(plan.spec_routes).items():
+    # the most literal route first: Starlette takes the first route that matches, and
+    # ``/v1/{name}:getIamPolicy`` or ``/users/me`` must not be read as ``/v1/{name}`` or ``/users/{id}``
+    groups = sorted(route_groups(plan.spec_routes).items(), key=lambda item: -_literal_length(item[0][1]))
+    for (method, route), served in groups:
         handler = rest_handler(runtime, served[0][1], limit, _episode_of)
         if len(served) > 1 or served[0][0] != route:  # operations told apart by their query strings
             handler = dispatching_handler(
