@@ -175,7 +175,11 @@ def _request_body(tool: ToolDef, manifest: ServiceManifest | None = None) -> dic
         required.add(tool.body_arg)  # type: ignore[arg-type]
     if tool.body_whole is not None and tool.body_whole in props:
         schema = props[tool.body_whole]
-        return {"required": tool.body_whole in required, "content": {"application/json": {"schema": schema}}}
+        whole = {"application/json": {"schema": schema}}
+        declared = (tool.body_media or "").split(";")[0].strip().lower()
+        if declared and "json" not in declared and declared != "*/*":  # its own media (bytes, text)
+            whole[declared] = {"schema": schema}
+        return {"required": tool.body_whole in required, "content": whole}
     body = {a: s for a, s in props.items() if tool.arg_locations.get(a, "body") == "body"}
     if not body:
         return None

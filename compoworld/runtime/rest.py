@@ -195,12 +195,19 @@ def rest_handler(
             if request.method in _BODY_METHODS or reads_body:
                 raw = await read_body(request, limit)
                 kind = media_kind(request.headers.get("content-type"))
-                if kind == "form":
+                raw_whole = kind == "other" or (kind == "form" and not wire.whole_has_fields)
+                if wire.whole_body is not None and raw_whole and raw.strip():
+                    # the body is the one argument, in its own media (bytes, text; JSON text of
+                    # a number, array or object that a text media carries)
+                    body = (
+                        raw.decode("utf-8", errors="replace")
+                        if wire.whole_is_text
+                        else parse_json(raw, limits)
+                    )
+                elif kind == "form":
                     form = parse_form(raw)
                 elif kind == "multipart" and raw.strip():
                     form = await _form_items(request)
-                elif kind == "other" and wire.whole_body is not None and raw.strip():
-                    body = raw.decode("utf-8", errors="replace")
                 elif raw.strip():
                     body = parse_json(raw, limits)
                     if body is None and wire.whole_body is None:  # a JSON null is a body, not none

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -358,12 +359,34 @@ def json_text(value: Any) -> str:
     return "true" if value is True else "false" if value is False else str(value)
 
 
+_NUMERAL = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
+
+
+def _fits_string(value: str, schema: dict[str, Any]) -> bool:
+    """Whether ``value`` meets the schema's string-only keywords (length, pattern)."""
+    low, high, pattern = schema.get("minLength"), schema.get("maxLength"), schema.get("pattern")
+    if (isinstance(low, int) and len(value) < low) or (isinstance(high, int) and len(value) > high):
+        return False
+    if isinstance(pattern, str):
+        try:
+            return re.search(pattern, value) is not None
+        except re.error:
+            return True
+    return True
+
+
 def coerce_text(value: str, schema: dict[str, Any]) -> Any:
     """Best-effort conversion of a URL string to the schema's type; unconvertible text is kept as is."""
     types, _ = _types_of(schema)
     if not types and isinstance(schema.get("enum"), list):  # an untyped enum: the member spelled so
         return next((v for v in schema["enum"] if str(v) == value or json_text(v) == value), value)
     if "string" in types or not types:
+        if types & {"integer", "number"} and _NUMERAL.fullmatch(value) and not _fits_string(value, schema):
+            # ``{type: [string, integer], minLength: 40}``: a short numeral is the integer
+            if "." not in value and "e" not in value.lower():
+                return int(value)
+            number = float(value)
+            return number if math.isfinite(number) else value
         return value
     try:
         if "integer" in types:

@@ -4,20 +4,25 @@ A REST route accepts what the spec declares and what a client of the real API se
 parameters, query parameters in their declared style (repeated keys, ``a,b``, ``a|b``,
 ``filter[status]=x``, ``city[]=a``), header parameters, and a JSON, form-urlencoded or
 multipart body (dispatched on the request's ``Content-Type``, so a JSON client of a form API
-is not turned away either). Names travel as the spec spells them (``from``, ``page[size]``,
+is not turned away either; ``a[0][b]=x`` fills an array of objects). A whole body in its own
+media (``application/octet-stream``, ``image/png``, ``text/plain``) is the body argument's text
+(bytes decoded as UTF-8, undecodable ones replaced), or the JSON text of a number, array or
+object a text media carries; a form's fields are a whole object body's members, a multipart
+body's one part (a file) a whole binary body. Names travel as the spec spells them (``from``, ``page[size]``,
 ``_id``) while tool arguments carry safe names (``from_``, ``page_size``, ``id``): the tool's
 ``wire_names`` map between the two. A key that names no argument is passed through under its
 own name, so the argument check refuses it by name instead of it being dropped.
 
 ``encode`` is the inverse (the conformance checker and tests send requests the way a client of
-the real API would).
+the real API would: a whole body in its declared media, never JSON for bytes or text; a binary
+field as a multipart file part; no URL fragment).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
@@ -67,13 +72,28 @@ class WireFormat:
     """Decodes REST requests into one tool's arguments (compiled once per tool)."""
 
     def __init__(self, tool: ToolDef) -> None:
-        props = tool.input_schema.get("properties") or {}
+        self._compile(
+            tool.input_schema.get("properties") or {},
+            dict(tool.arg_locations),
+            dict(tool.arg_styles),
+            tool.wire_names,
+            tool.body_whole,
+        )
+
+    def _compile(
+        self,
+        props: Mapping[str, Any],
+        locations: dict[str, str],
+        styles: dict[str, str],
+        wire_names: Mapping[str, str],
+        whole_body: str | None,
+    ) -> None:
         self.props: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if isinstance(v, dict)}
-        self.locations = dict(tool.arg_locations)
-        self.styles = dict(tool.arg_styles)
-        self.whole_body = tool.body_whole
+        self.locations = locations
+        self.styles = styles
+        self.whole_body = whole_body
         self.headers = {
-            tool.wire_names.get(a, a).lower(): a for a, loc in self.locations.items() if loc == "header"
+            wire_names.get(a, a).lower(): a for a, loc in self.locations.items() if loc == "header"
         }
         self._by_wire: dict[str, str] = {}
         for arg in self.props:  # weakest first: a sanitised spelling, the argument's own name, the spec's
@@ -81,7 +101,7 @@ class WireFormat:
         for arg in self.props:
             self._by_wire[arg] = arg
         for arg in self.props:
-            wire = tool.wire_names.get(arg)
+            wire = wire_names.get(arg)
             if wire:
                 self._by_wire[wire] = arg
         #: Per location, the spec's names of that location's arguments (a body ``employeeId`` is
@@ -89,7 +109,20 @@ class WireFormat:
         self._own: dict[str, dict[str, str]] = {}
         for arg in self.props:
             where = self.locations.get(arg, "body")
-            self._own.setdefault(where, {})[tool.wire_names.get(arg, arg)] = arg
+            self._own.setdefault(where, {})[wire_names.get(arg, arg)] = arg
+        whole = self.props.get(whole_body or "", {})
+        types = _types(whole)
+        #: Whether the whole body is an object whose members a form's fields are (else a form or
+        #: multipart body carries the one value, and a raw body is its text).
+        self.whole_has_fields = whole_body is not None and "object" in types
+        #: Whether a raw (non-JSON) whole body is the argument's text as sent (a binary or text
+        #: string, or an untyped body), rather than the JSON text of a number, array or object.
+        self.whole_is_text = whole_body is not None and (not types or "string" in types)
+        self._fields: WireFormat | None = None
+        if self.whole_has_fields:
+            members = whole.get("properties")
+            self._fields = WireFormat.__new__(WireFormat)
+            self._fields._compile(members if isinstance(members, dict) else {}, {}, {}, {}, None)
 
     def arg_of(self, key: str, where: str | None = None) -> str:
         """The argument a wire key names, in ``where`` first (the key itself when it names none)."""
@@ -124,7 +157,11 @@ class WireFormat:
             text = headers.get(wire)
             if text is not None:
                 args.setdefault(arg, self._text(arg, [text], delimiter=","))
-        if form is not None:
+        if form is not None and self.whole_body is not None:
+            value = self._whole_of(list(form))
+            if value is not None:
+                args.setdefault(self.whole_body, value)
+        elif form is not None:
             for arg, value in self._strings(form, "body").items():
                 args.setdefault(arg, value)
         elif self.whole_body is not None and body is not None:
@@ -133,6 +170,16 @@ class WireFormat:
             for key, value in body.items():
                 args.setdefault(self.arg_of(str(key), "body"), value)
         return args
+
+    def _whole_of(self, items: list[tuple[str, str]]) -> Any:
+        """The whole body's value from a form's or multipart body's fields: an object of them, or
+        the one field's value (a file part), or every field's value for an array; None for none."""
+        if self._fields is not None:
+            return self._fields._strings(items, "body")
+        if not items:
+            return None
+        assert self.whole_body is not None
+        return self._text(self.whole_body, [v for _, v in items], delimiter=",")
 
     def _strings(self, items: Iterable[tuple[str, str]], where: str) -> dict[str, Any]:
         """Query or form items: repeated keys, delimited arrays, bracketed and deepObject names."""
@@ -174,7 +221,7 @@ class WireFormat:
             parts: list[str] = []
             for text in texts:
                 parts += _split(text, delimiter, self.styles.get(arg) is not None or len(texts) == 1)
-            return [coerce_text(p, items) for p in parts]
+            return [_from_text(p, items) for p in parts]
         if "object" in types and "string" not in types:
             try:
                 return json.loads(texts[-1])
@@ -214,6 +261,12 @@ def _split(text: str, delimiter: str, delimited: bool) -> list[str]:
             parsed = None
         if isinstance(parsed, list):
             return [p if isinstance(p, str) else json.dumps(p) for p in parsed]
+    if text.startswith("{") and text.endswith("}"):  # one object's JSON text is one item
+        try:
+            if isinstance(json.loads(text), dict):
+                return [text]
+        except ValueError:
+            pass
     if not delimited or not text:
         return [text] if text else []
     return [p for p in text.split(delimiter) if p != ""]
@@ -240,15 +293,36 @@ def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
     target[path[-1]] = value
 
 
-def _coerce_tree(obj: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def _coerce_tree(obj: dict[str, Any], schema: dict[str, Any]) -> Any:
+    """Bracketed form or query keys, nested, as the schema's types: ``a[0][b]=x`` is the array
+    ``[{b: x}]`` where ``a`` is an array (indices in order), and a leaf is its schema's type."""
+    if "array" in _types(schema) and obj and all(k.isdigit() for k in obj):
+        raw_items = schema.get("items")
+        items: dict[str, Any] = raw_items if isinstance(raw_items, dict) else {}
+        return [_coerce_node(obj[k], items) for k in sorted(obj, key=int)]
     raw = schema.get("properties")
     props: dict[str, Any] = raw if isinstance(raw, dict) else {}
     out: dict[str, Any] = {}
     for key, value in obj.items():
         found = props.get(key)
-        sub: dict[str, Any] = found if isinstance(found, dict) else {}
-        out[key] = _coerce_tree(value, sub) if isinstance(value, dict) else coerce_text(str(value), sub)
+        out[key] = _coerce_node(value, found if isinstance(found, dict) else {})
     return out
+
+
+def _coerce_node(value: Any, schema: dict[str, Any]) -> Any:
+    return _coerce_tree(value, schema) if isinstance(value, dict) else _from_text(str(value), schema)
+
+
+def _from_text(text: str, schema: dict[str, Any]) -> Any:
+    """One text value as its schema's type; the JSON text of an object or array parsed (a form
+    field or a delimited item holding one), else as ``coerce_text`` reads it."""
+    types = _types(schema)
+    if types & {"object", "array"} and "string" not in types and text[:1] in ("[", "{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return coerce_text(text, schema)
 
 
 # -- encoding (a client of the real API) ------------------------------------------------------
@@ -309,31 +383,63 @@ def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
                 ",".join(map(_text_of, value)) if isinstance(value, list) else _text_of(value)
             )
         elif arg == tool.body_whole:
-            request.content = json.dumps(value).encode()
-            request.headers["content-type"] = "application/json"
+            schema = (tool.input_schema.get("properties") or {}).get(arg)
+            request.content, request.headers["content-type"] = _whole(
+                wire, value, tool.body_media, schema if isinstance(schema, dict) else {}
+            )
         else:
             body[wire] = value
     if body:
-        kind = media_kind(tool.body_media)
-        if kind == "form":
-            pairs = [p for k, v in body.items() for p in _query_pairs(k, v, None)]
-            request.content = urlencode(pairs).encode()
-            request.headers["content-type"] = "application/x-www-form-urlencoded"
-        elif kind == "multipart":
-            request.content = _multipart(body)
-            request.headers["content-type"] = f"multipart/form-data; boundary={_BOUNDARY}"
-        else:
-            request.content = json.dumps(body, ensure_ascii=False).encode()
-            request.headers["content-type"] = "application/json"
+        request.content, request.headers["content-type"] = _fields(body, tool)
     return request
 
 
-def _multipart(body: dict[str, Any]) -> bytes:
+def _fields(body: dict[str, Any], tool: ToolDef) -> tuple[bytes, str]:
+    """Body fields as the declared media writes them: form pairs, multipart parts, or JSON."""
+    kind = media_kind(tool.body_media)
+    if kind == "form":
+        pairs = [p for k, v in body.items() for p in _query_pairs(k, v, None)]
+        return urlencode(pairs).encode(), "application/x-www-form-urlencoded"
+    if kind == "multipart":
+        props = tool.input_schema.get("properties") or {}
+        files = {tool.wire_names.get(a, a) for a, s in props.items() if _is_binary(s)}
+        return _multipart(body, files), f"multipart/form-data; boundary={_BOUNDARY}"
+    return json.dumps(body, ensure_ascii=False).encode(), "application/json"
+
+
+def _whole(wire: str, value: Any, media: str | None, schema: dict[str, Any]) -> tuple[bytes, str]:
+    """A whole body in its declared media: JSON for a JSON (or ``*/*``) body; a form of the
+    object's members; one multipart part; else the raw bytes of the value's text with the
+    declared media (a binary or text string as is; a ``*`` subtype sent as octet-stream)."""
+    declared = (media or "").split(";")[0].strip().lower()
+    kind = media_kind(declared)
+    if kind == "json" or declared == "*/*":
+        return json.dumps(value, ensure_ascii=False).encode(), "application/json"
+    if kind == "form" and isinstance(value, dict):
+        pairs = [p for k, v in value.items() for p in _query_pairs(str(k), v, None)]
+        return urlencode(pairs).encode(), "application/x-www-form-urlencoded"
+    if kind == "multipart":
+        fields = value if isinstance(value, dict) else {wire: value}
+        files = [wire] if not isinstance(value, dict) and _is_binary(schema) else []
+        return _multipart(fields, files), f"multipart/form-data; boundary={_BOUNDARY}"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    sent = "application/octet-stream" if "*" in declared else (media or "").strip()
+    return text.encode(), sent
+
+
+def _is_binary(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("format") == "binary" and "string" in _types(schema)
+
+
+def _multipart(body: dict[str, Any], files: Collection[str] = ()) -> bytes:
+    """Multipart parts, one per value; a binary field as a file part (a filename, octet-stream)."""
     parts: list[bytes] = []
     for key, value in body.items():
         for item in value if isinstance(value, list) else [value]:
-            head = f'--{_BOUNDARY}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'
-            parts.append(head.encode() + _text_of(item).encode() + b"\r\n")
+            head = f'--{_BOUNDARY}\r\nContent-Disposition: form-data; name="{key}"'
+            if key in files:
+                head += f'; filename="{key}"\r\nContent-Type: application/octet-stream'
+            parts.append((head + "\r\n\r\n").encode() + _text_of(item).encode() + b"\r\n")
     return b"".join(parts) + f"--{_BOUNDARY}--\r\n".encode()
 
 

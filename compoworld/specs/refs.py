@@ -23,6 +23,9 @@ Why it is shaped like this:
   whole document stays near ``DOC_NODE_BUDGET``).
 * ``allOf`` is merged into one schema; ``oneOf``/``anyOf`` are kept (see
   ``shapes.object_view`` for the flattened object view).
+* Swagger 2's ``type: file`` is ``{type: string, format: binary}``, as OpenAPI 3 spells it,
+  also where a converted document wrote it ``{type: object, format: file}`` or kept
+  ``type: file`` (``file_as_binary``): a file part or a binary body is bytes, never an object.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "MIN_NODE_BUDGET",
     "NODE_BUDGET",
     "Resolver",
+    "file_as_binary",
     "merge_all_of",
     "recursion_cut",
     "ref_name",
@@ -75,6 +79,21 @@ _ONE_KEYS = frozenset(
 _DROP_KEYS = frozenset({"$defs", "definitions"})
 _COMPOUND_KEYS = frozenset({"properties", "items", "allOf", "anyOf", "oneOf", "additionalProperties"})
 _NAMED_PREFIXES = ("#/components/schemas/", "#/definitions/", "#/$defs/")
+
+
+_NOT_A_FILE = frozenset({"properties", "additionalProperties", "items", "allOf", "anyOf", "oneOf"})
+
+
+def file_as_binary(schema: dict[str, Any]) -> dict[str, Any]:
+    """A file schema as a binary string: Swagger 2's ``{type: file}``, and ``{type: object, format:
+    file}`` as converters write it (no properties: an object with members is not a file); any
+    other schema as it is."""
+    kind = schema.get("type")
+    if kind == "file" or (
+        schema.get("format") == "file" and kind in (None, "object") and not _NOT_A_FILE & schema.keys()
+    ):
+        return {**schema, "type": "string", "format": "binary"}
+    return schema
 
 
 def recursion_cut() -> dict[str, Any]:
@@ -335,7 +354,7 @@ class Resolver:
         result = node if out is None else out
         if isinstance(result.get("allOf"), list):
             result = merge_all_of(result)
-        return result
+        return file_as_binary(result)
 
     def _map(self, value: dict[str, Any], at: list[object]) -> dict[str, Any]:
         out: dict[str, Any] = {}

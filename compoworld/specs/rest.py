@@ -69,6 +69,18 @@ def _pick_media(content: Any, prefer_form: bool) -> tuple[str, dict[str, Any]] |
     return (order[0], content[order[0]]) if order else None
 
 
+def _raw_media(content: Any) -> tuple[str, dict[str, Any]] | None:
+    """The first declared media that is neither JSON nor a form (``application/octet-stream``,
+    ``image/png``, ``text/plain``), or None."""
+    if not isinstance(content, dict):
+        return None
+    for key, value in content.items():
+        kind = str(key).lower().split(";")[0].strip()
+        if isinstance(value, dict) and "json" not in kind and kind not in _FORM_TYPES and kind != "*/*":
+            return str(key), value
+    return None
+
+
 # Request context a client sets once (tenant, consumer, app ids; language and charset negotiation),
 # not a value an agent should have to supply to every tool.
 _CONTEXT_HEADER = re.compile(
@@ -215,10 +227,21 @@ class RestBuilder:
             first = next(iter(content))
             picked = (str(first), content[first] if isinstance(content[first], dict) else {})
         media_type, media = picked
-        media_kind = media_type.lower().split(";")[0].strip()
         raw_schema = media.get("schema", {})
         schema = self.r.schema_within(raw_schema, (*at, "content", media_type, "schema"), self.budget // 2)
         view = object_view(schema)
+        if media_type.lower().split(";")[0].strip() in _FORM_TYPES and not (view and view["properties"]):
+            # a form of no fields (a converter's file schema under ``multipart/form-data`` beside
+            # ``application/octet-stream``): the body is the raw media the document also declares
+            raw = _raw_media(body.get("content"))
+            if raw is not None:
+                media_type, media = raw
+                raw_schema = media.get("schema", {})
+                schema = self.r.schema_within(
+                    raw_schema, (*at, "content", media_type, "schema"), self.budget // 2
+                )
+                view = object_view(schema)
+        media_kind = media_type.lower().split(";")[0].strip()
         wrapper = find_wrapper(view) if view else None
         body_entity = named_entity(self.r, raw_schema, wrapper)
         entity = entity_for_schema(body_entity) if body_entity else path_entity(rop.path)
