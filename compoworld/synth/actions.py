@@ -52,6 +52,7 @@ _HTTP_WORDS = {"get", "post", "put", "patch", "delete", "head"}
 #: Words of operations over many rows at once: their payload is a list of requests, not one row.
 _BULK = {"bulk", "batch", "batches", "many", "multiple", "all"}
 _ID_WORDS = {"id", "ids", "key", "uuid", "sid", "guid"}
+_NUMBERS = {"integer", "number"}
 
 
 @dataclass
@@ -383,10 +384,14 @@ def _body_fields(tool: ToolSpec) -> list[str]:
     return [p.original_name or p.name for p in tool.params if p.location in ("body", "arg")]
 
 
-def _member(tool: ToolSpec, target: Target, entity: EntityDef) -> ColumnDef | None:
+def _member(
+    tool: ToolSpec, target: Target, entity: EntityDef, added: list[str] | None = None
+) -> ColumnDef | None:
     """The JSON column of the addressed row that a write's last path literal names and its body
     fits (``PUT /employees/{employeeId}/emergencyContacts`` -> ``employee.emergencyContacts``): the
-    operation writes that part of the row, which the row's read returns."""
+    operation writes that part of the row, which the row's read returns. ``added``: the words after
+    an adding verb in that literal (``/payment_dispute/{id}/add_evidence``, ``.../{policy}/addRule``),
+    which name a *list* column the body is one more item of."""
     sub = sub_record_of(tool.method, tool.path)
     if sub is None or target.pk_param is None:
         return None
@@ -397,6 +402,19 @@ def _member(tool: ToolSpec, target: Target, entity: EntityDef) -> ColumnDef | No
     column = next(
         (c for c in entity.columns if c.type == "json" and match_key(c.source_name or c.name) in names), None
     )
+    if column is None and added:
+        key = match_key("_".join(added))
+        listed = {key, key[:-1] if key.endswith("s") else key + "s"}
+        column = next(
+            (
+                c
+                for c in entity.columns
+                if c.type == "json"
+                and json_type(c.json_schema) == "array"
+                and match_key(c.source_name or c.name) in listed
+            ),
+            None,
+        )
     if column is None:
         return None
     schema: dict[str, Any] = column.json_schema or {}
@@ -408,6 +426,17 @@ def _member(tool: ToolSpec, target: Target, entity: EntityDef) -> ColumnDef | No
     hits = sum(1 for f in fields if f in props)
     whole = not tool.body_is_object and any(p.location == "body" for p in tool.params)
     return column if whole or (hits and hits * 2 >= len(fields)) else None
+
+
+def _added_words(tool: ToolSpec, rest: list[str]) -> list[str] | None:
+    """The words after the verb where the verb and its object are the path's last literal
+    (``add_evidence``, ``addRule``): the member the literal adds to; None where the verb came
+    from elsewhere (the operation's name) or nothing follows it."""
+    segments = [s for s in (tool.path or "").split("?")[0].strip("/").split("/") if s]
+    last = split_words(segments[-1].rsplit(":", 1)[-1]) if segments and "{" not in segments[-1] else []
+    if not rest or last[-len(rest) :] != rest or len(last) != len(rest) + 1:
+        return None
+    return rest
 
 
 def _on_row(
@@ -426,7 +455,8 @@ def _on_row(
         if child is not None and link is not None:  # /campaigns/{id}/create_ads: a child row
             child_target = Target(child.name, "action", parent_params={target.pk_param: entity.name})
             return _insert(verb, name, tool, child, child_target)
-    member = _member(tool, target, entity) if verb.kind in ("insert", "set") else None
+    added = _added_words(tool, rest) if verb.kind == "insert" else None
+    member = _member(tool, target, entity, added) if verb.kind in ("insert", "set") else None
     if member is not None:  # the row's own sub-record (a list of them: one more)
         action = ActionDef(kind="set", verb=name, target=entity.name, member=member.name, scope=parents)
         action.returns = "row" if response_is_row(tool, entity) else "body"
@@ -439,7 +469,13 @@ def _on_row(
     if verb.kind == "transition":
         action = _transition(verb, name, entity)
         columns, body_arg = arg_columns(tool, entity, skip)
-        columns = {a: c for a, c in columns.items() if c not in action.sets}
+        # a number sent with the act is its amount (``cancellation-request {value}``, ``capture
+        # {amount}``: how much is cancelled or captured), never the row's new total
+        columns = {
+            a: c
+            for a, c in columns.items()
+            if c not in action.sets and (col := entity.column(c)) is not None and col.type not in _NUMBERS
+        }
     elif verb.kind == "clear":
         action, columns, body_arg = _clear(name, tool, entity, inference), {}, None
     else:

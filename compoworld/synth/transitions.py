@@ -22,6 +22,7 @@ from compoworld.specs.words import split_words
 from compoworld.synth.naming import match_key
 
 __all__ = [
+    "NOMINAL",
     "OUTGOING",
     "TERMINAL",
     "VERBS",
@@ -118,6 +119,8 @@ VERBS: dict[str, Verb] = {
     "unsuspend": _t("active unsuspended", "active", "suspended is_suspended", "suspended"),
     "reinstate": _t("active reinstated", "active", "suspended is_suspended", "suspended"),
     "capture": _t("captured success succeeded completed paid", "captured is_captured"),
+    "authorize": _t("authorized approved", "authorized is_authorized"),
+    "settle": _t("settled finished completed paid", "settled is_settled"),
     "refund": _t("refunded", "refunded is_refunded"),
     "expire": _t("expired", "expired is_expired"),
     "fulfill": _t("fulfilled shipped", "fulfilled"),
@@ -185,6 +188,27 @@ VERBS: dict[str, Verb] = {
     "assign": Verb("set"),
     "reassign": Verb("set"),
 }
+#: Nouns that name a verb's act (``/transactions/{id}/cancellation-request``, ``.../settlement``):
+#: the act is the verb's, so the row moves as the verb moves it.
+NOMINAL: dict[str, str] = {
+    "cancellation": "cancel",
+    "cancelation": "cancel",
+    "refunding": "refund",
+    "settlement": "settle",
+    "authorization": "authorize",
+    "authorisation": "authorize",
+    "activation": "activate",
+    "deactivation": "deactivate",
+    "approval": "approve",
+    "rejection": "reject",
+    "confirmation": "confirm",
+    "suspension": "suspend",
+    "termination": "terminate",
+    "completion": "complete",
+    "submission": "submit",
+    "publication": "publish",
+    "archival": "archive",
+}
 #: Verbs that publish a row into the world: on an item they move it (``/documents/{id}/send``),
 #: on a collection they insert one (``/messages/send``).
 _ITEM_TRANSITIONS: dict[str, Verb] = {
@@ -210,6 +234,7 @@ _CODE = re.compile(r"\b[A-Z][A-Z_]{2,40}\b|['\"`]([a-z][a-z_]{2,40})['\"`]")
 def action_verb(words: list[str], *, on_item: bool) -> tuple[str, Verb, list[str]] | None:
     """The first verb of an action's words, what it does, and the words after it
     (``mark_as_paid`` moves to ``paid``); None when no verb is known."""
+    words = [NOMINAL.get(w, w) for w in words]
     for i, word in enumerate(words):
         if word in ("un", "re") and i + 1 < len(words) and word + words[i + 1] in VERBS:
             word = word + words[i + 1]  # ``unSuspendAccountHolder``: unsuspend, never suspend
