@@ -162,6 +162,12 @@ class ActionDef(BaseModel):
         "(``PUT /employees/{id}/emergencyContacts``): an object column takes the body (a PATCH merges "
         "it), a list column gets the body as one more item (a list body replaces it).",
     )
+    patch: str | None = Field(
+        default=None,
+        description="set: the argument carrying a JSON Patch document (RFC 6902: ``[{op, path, value}]``, "
+        "hetras's and Visma's PATCH bodies); its operations are applied to the addressed row, each "
+        "``path`` naming a field of it.",
+    )
     answer: str | None = Field(
         default=None,
         description='count: the field of the spec\'s answer that holds the number (``{"count": 3}``); '
@@ -177,13 +183,15 @@ class ActionDef(BaseModel):
 
     @model_serializer(mode="wrap")
     def _omit_unset_match(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``match`` and ``answer`` are written only where they bind something, so manifests written
+        """``match``, ``answer`` and ``patch`` are written only where they bind something, so manifests written
         before they existed (the starter's) stay byte for byte what they were."""
         out: dict[str, Any] = handler(self)
         if not self.match:
             out.pop("match", None)
         if self.answer is None:
             out.pop("answer", None)
+        if self.patch is None:
+            out.pop("patch", None)
         return out
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from compoworld.manifest import ActionDef, ColumnDef, ToolDef
 from compoworld.runtime.echo import reflect_row
 from compoworld.runtime.generate import generate_value
+from compoworld.runtime.jsonpatch import apply_patch
 from compoworld.runtime.listquery import refuse_unhonoured
 from compoworld.runtime.ops import (
     ToolFailure,
@@ -236,6 +237,10 @@ def _set(
     if member is not None:
         listed = json_type(table.by_name[member].json_schema) == "array"
         values[member] = member_value(listed, tool.method, row.get(member), request_body(tool, args))
+    if tool.action.patch is not None:  # RFC 6902: the operations applied to the row, all or none
+        values.update(apply_patch(table, row, args.get(tool.action.patch)))
+        if not values:  # a patch of ``test`` operations only: they held, nothing to write
+            return row
     for name in [n for n in values if table.by_name[n].read_only]:
         del values[name]
     if not values:

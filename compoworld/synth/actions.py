@@ -45,7 +45,7 @@ from compoworld.synth.transitions import (
 )
 from compoworld.synth.unbound import Unbound
 
-__all__ = ["ActionBinding", "bind_action", "response_is_row"]
+__all__ = ["ActionBinding", "bind_action", "bind_patch", "patch_columns", "patch_param", "response_is_row"]
 
 _READ_METHODS = {"GET", "HEAD", "OPTIONS"}
 _HTTP_WORDS = {"get", "post", "put", "patch", "delete", "head"}
@@ -596,7 +596,11 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
     table by ``{tableName}`` and left ``{index}`` unread would answer or change the whole table for
     any element asked for, so it stays with the world model. (One before the key that no reference
     holds, a tenant such as ``/bot/{app_id}/{botname}``, is accepted as CRUD routes accept it.)"""
-    bound = _bind(tool, target, inference)
+    return _path_checked(tool, _bind(tool, target, inference), inference)
+
+
+def _path_checked(tool: ToolSpec, bound: ActionBinding, inference: EntityInference) -> ActionBinding:
+    """``bound`` with every path parameter it leaves unused placed (see :func:`bind_action`)."""
     used = {bound.pk_arg, *bound.action.scope, *bound.action.match, *bound.arg_columns}
     names = [p.name for raw in _path_vars(tool) if (p := path_param(tool, raw)) is not None]
     after = set(names[names.index(bound.pk_arg) + 1 :]) if bound.pk_arg in names else set()
@@ -617,6 +621,63 @@ def bind_action(tool: ToolSpec, target: Target, inference: EntityInference) -> A
         else:  # the addressed row must lie under it (``/calendars/{calendarId}/events/{eventId}/...``)
             bound.action.scope[p.name] = column
     return bound
+
+
+def patch_param(tool: ToolSpec) -> str | None:
+    """The argument carrying a JSON Patch document (RFC 6902): the request body, or its one field,
+    an array of operations with an ``op`` and a ``path`` (``[{op, path, value, from}]``)."""
+    body = [p for p in tool.params if p.location in ("body", "arg")]
+    if len(body) != 1:
+        return None
+    schema = body[0].json_schema
+    items = schema.get("items") if json_type(schema) == "array" else None
+    props = merged_properties(items)[0] if isinstance(items, dict) else {}
+    return body[0].name if {"op", "path"} <= set(props) else None
+
+
+_SCALARS = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
+
+
+def patch_columns(value_schema: Any, entity: EntityDef) -> list[ColumnDef]:
+    """The columns a JSON Patch ``value`` of this schema can write: any writable field where the
+    schema leaves the value open, else those of its type (hetras types every ``value`` as an
+    object, so only its rows' object fields can be patched)."""
+    kind = json_type(value_schema) if isinstance(value_schema, dict) else None
+    out = []
+    for c in entity.columns:
+        if c.primary_key or c.read_only or c.ref is not None:
+            continue
+        if kind is None or (kind in _SCALARS and c.type == _SCALARS[kind]):
+            out.append(c)
+        elif kind in ("object", "array") and c.type == "json" and json_type(c.json_schema) == kind:
+            out.append(c)
+    return out
+
+
+def patch_value_schema(tool: ToolSpec, arg: str) -> Any:
+    """The schema of a JSON Patch operation's ``value`` in argument ``arg``."""
+    param = next((p for p in tool.params if p.name == arg), None)
+    items = param.json_schema.get("items") if param is not None else None
+    return merged_properties(items)[0].get("value") if isinstance(items, dict) else None
+
+
+def bind_patch(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionBinding | None:
+    """An update whose body is a JSON Patch document (``PATCH /rooms/{roomNumber} [{op, path,
+    value}]``): a ``set`` applying its operations to the addressed row, each path naming a field of
+    it; None for any other update."""
+    entity = inference.entity(target.entity)
+    arg = patch_param(tool)
+    if entity is None or entity.singleton or target.pk_param is None or arg is None:
+        return None
+    if not patch_columns(patch_value_schema(tool, arg), entity):  # no field its values can write
+        return None
+    action = ActionDef(kind="set", verb="update", target=entity.name, patch=arg)
+    action.scope = parent_columns(target, entity)
+    action.returns = "row" if response_is_row(tool, entity) else "body"
+    try:
+        return _path_checked(tool, ActionBinding(entity.name, action, target.pk_param), inference)
+    except Unbound:
+        return None
 
 
 def _path_vars(tool: ToolSpec) -> list[str]:

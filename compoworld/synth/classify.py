@@ -15,7 +15,7 @@ from compoworld.manifest import READ_OPERATIONS, ColumnDef, EntityDef, ListBindi
 from compoworld.specs.model import FieldSpec, ServiceSpec, ToolSpec
 from compoworld.specs.semantic import value_tag
 from compoworld.specs.shapes import json_type
-from compoworld.synth.actions import ActionBinding, bind_action
+from compoworld.synth.actions import ActionBinding, bind_action, bind_patch
 from compoworld.synth.bulkreads import bind_bulk_reads
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.listparams import ListBinder, json_choices, language_choices
@@ -395,6 +395,9 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
             reason = reason or str(unbound)
         else:
             return _action_tool(tool, target, bound, inference)
+    patched = bind_patch(tool, target, inference) if operation == "update" else None
+    if patched is not None:  # ``PATCH /rooms/{roomNumber} [{op, path, value}]``: RFC 6902
+        return _action_tool(tool, target, patched, inference)
     by_fields = _read_by_fields(tool, target, inference)
     if by_fields is not None:
         return _action_tool(tool, target, by_fields, inference)

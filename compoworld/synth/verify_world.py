@@ -30,6 +30,7 @@ from compoworld.runtime.worldstate import address_of, id_of, main_object, object
 from compoworld.schema_types import schema_types
 from compoworld.seeding import seeded_rng
 from compoworld.specs.shapes import json_type
+from compoworld.synth.actions import patch_columns
 from compoworld.values import fit_string
 
 __all__ = ["CheckFailure", "Checker", "check_action", "check_simulated", "check_unhonoured", "state_of"]
@@ -197,6 +198,7 @@ async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
     episode = ck.episode()
     before = {r[written.pk] for r in _rows(ck.rt, written, None)}
     args = _action_args(ck, tool, source)
+    patched = _patch(tool, action, addressed, source, args) if action.patch is not None else None
     await ck.expect_ok(episode, tool, args)
     after = {r[written.pk] for r in _rows(ck.rt, written, episode)}
     if action.kind == "clear":
@@ -223,7 +225,9 @@ async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
             value = args.get(arg)
             if arg in args and not isinstance(value, (dict, list)) and not _same(got.get(column), value):
                 raise CheckFailure(f"{tool.name} left {column} = {got.get(column)!r}, not {value!r}")
-        checks.append("set visible to a later read")
+        if patched is not None and got.get(patched[0]) != patched[1]:  # the patched field holds it
+            raise CheckFailure(f"{tool.name} left {patched[0]} = {got.get(patched[0])!r}, not {patched[1]!r}")
+        checks.append("patch visible to a later read" if patched else "set visible to a later read")
         return
     new = sorted(after - before, key=str)
     if len(new) != 1:
@@ -233,6 +237,29 @@ async def _check_insert(ck: Checker, tool: ToolDef, action: ActionDef, checks: l
         if not _same(_get(row, path), value):
             raise CheckFailure(f"the inserted {written.name} has {path} = {_get(row, path)!r}, not {value!r}")
     checks.append(f"{action.kind} visible to a later read")
+
+
+def _patch(
+    tool: ToolDef, action: ActionDef, entity: EntityDef, row: dict[str, Any] | None, args: dict[str, Any]
+) -> tuple[str, Any]:
+    """A JSON Patch replacing one writable field of ``row`` with a new value of its type, put in
+    ``args``: (column, value) the later read must show."""
+    assert action.patch is not None and row is not None
+    schema = (tool.input_schema.get("properties") or {}).get(action.patch) or {}
+    items = schema.get("items") if isinstance(schema, dict) else None
+    value_schema = (items.get("properties") or {}).get("value") if isinstance(items, dict) else None
+    columns = patch_columns(value_schema, entity)
+    if not columns:
+        raise CheckFailure(f"{tool.name}: no field of {entity.name} a JSON Patch value can write")
+    rng = seeded_rng("patch", tool.name)
+    for column in columns:
+        for _ in range(5):
+            value = generate_value(column.json_schema or {"type": column.type}, rng, column.name)
+            if value is not None and value != row.get(column.name):
+                path = "/" + (column.source_name or column.name).replace("~", "~0").replace("/", "~1")
+                args[action.patch] = [{"op": "replace", "path": path, "value": value}]
+                return column.name, value
+    raise CheckFailure(f"{tool.name}: no new value for any patchable field of {entity.name}")
 
 
 def _unknown_key(tool: ToolDef, entity: EntityDef, held: set[str]) -> Any:
