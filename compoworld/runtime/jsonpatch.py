@@ -4,7 +4,8 @@
 is applied to the row as the API shows it (its fields by their spec names); each operation's
 first path token names a field of the row (a JSON column is patched inside), and what changed is
 written back column by column, through the same SQL, stamps and reference checks as an update.
-``test`` compares, ``move`` and ``copy`` read ``from``. A path naming no field of the row, a key,
+``test`` compares, ``move`` and ``copy`` read ``from``; an op is read blind to case, as a spec
+may spell it (``Replace``). A path naming no field of the row, a key,
 or a read-only field, an operation the RFC does not define, or a failed ``test`` refuses the whole
 patch with a reason (nothing is applied), as the RFC says a patch is atomic.
 """
@@ -118,6 +119,7 @@ def apply_patch(table: EntityTable, row: dict[str, Any], operations: Any) -> dic
     touched: set[str] = set()
     for i, operation in enumerate(operations):
         op = operation.get("op") if isinstance(operation, dict) else None
+        op = op.lower() if isinstance(op, str) else op  # Visma spells its ops ``Replace``, ``Add``
         if op not in _OPS:
             raise ToolFailure("invalid_arguments", f"JSON Patch operation {i} has op {op!r}, not one of {_OPS}")
         column, tokens = pointer(operation.get("path"))

@@ -83,7 +83,11 @@ class EntityTable:
         self.sql_delete = f"DELETE FROM {qt} WHERE {quote(self.pk)} = ?"
         self.text_columns = [c.name for c in self.columns if c.type == "string"]
         self.refs: dict[str, str] = {c.name: c.ref for c in self.columns if c.ref is not None}
-        stamps = [c for c in self.columns if c.read_only and not c.primary_key and _is_timestamp(c.name)]
+        stamps = [  # a timestamp is text: ``lastUpdatedBy: {id, name}`` names who, not when
+            c
+            for c in self.columns
+            if c.read_only and not c.primary_key and c.type == "string" and _is_timestamp(c.name)
+        ]
         self.stamp_on_create = [(c.name, c.format == "date") for c in stamps]
         self.stamp_on_update = [(c.name, c.format == "date") for c in stamps if _is_update_stamp(c.name)]
         self._inserts: dict[tuple[str, ...], str] = {}

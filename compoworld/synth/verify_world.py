@@ -248,6 +248,9 @@ def _patch(
     schema = (tool.input_schema.get("properties") or {}).get(action.patch) or {}
     items = schema.get("items") if isinstance(schema, dict) else None
     value_schema = (items.get("properties") or {}).get("value") if isinstance(items, dict) else None
+    op = (items.get("properties") or {}).get("op") if isinstance(items, dict) else None
+    spelled = [v for v in (op.get("enum") or []) if isinstance(v, str)] if isinstance(op, dict) else []
+    replace = next((v for v in spelled if v.lower() == "replace"), "replace")  # the spec's spelling
     columns = patch_columns(value_schema, entity)
     if not columns:
         raise CheckFailure(f"{tool.name}: no field of {entity.name} a JSON Patch value can write")
@@ -257,7 +260,7 @@ def _patch(
             value = generate_value(column.json_schema or {"type": column.type}, rng, column.name)
             if value is not None and value != row.get(column.name):
                 path = "/" + (column.source_name or column.name).replace("~", "~0").replace("/", "~1")
-                args[action.patch] = [{"op": "replace", "path": path, "value": value}]
+                args[action.patch] = [{"op": replace, "path": path, "value": value}]
                 return column.name, value
     raise CheckFailure(f"{tool.name}: no new value for any patchable field of {entity.name}")
 
