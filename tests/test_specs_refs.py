@@ -245,3 +245,24 @@ def test_wrappers_are_found_by_envelope_key() -> None:
         {"type": "object", "properties": {"data": {"type": "string"}, "email": {"type": "string"}}}
     )
     assert entity is not None and find_wrapper(entity) is None
+
+
+def test_a_number_enum_spelled_as_text_is_read_as_its_numbers() -> None:
+    """WhatsApp's ``{"type": "integer", "enum": ["6", "12"]}`` admits no value at all; read as the
+    numbers it spells. Text that is no number, or an enum of a text type, stays as written."""
+    doc = _doc(
+        {
+            "Hooks": {
+                "type": "object",
+                "properties": {
+                    "max": {"type": "integer", "format": "int32", "enum": ["6", "12", "18"]},
+                    "rate": {"type": "number", "enum": ["0.5", "1"]},
+                    "code": {"type": "integer", "enum": ["A1", "2"]},
+                    "name": {"type": "string", "enum": ["6", "12"]},
+                },
+            }
+        }
+    )
+    props = Resolver(doc, "d.json").schema(ref("Hooks"), ())["properties"]
+    assert props["max"]["enum"] == [6, 12, 18] and props["rate"]["enum"] == [0.5, 1.0]
+    assert props["code"]["enum"] == ["A1", "2"] and props["name"]["enum"] == ["6", "12"]

@@ -30,6 +30,7 @@ Why it is shaped like this:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote
@@ -354,7 +355,7 @@ class Resolver:
         result = node if out is None else out
         if isinstance(result.get("allOf"), list):
             result = merge_all_of(result)
-        return file_as_binary(result)
+        return _numeric_enum(file_as_binary(result))
 
     def _map(self, value: dict[str, Any], at: list[object]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -453,3 +454,18 @@ class Resolver:
             elif isinstance(item, list):
                 todo.extend(v for v in item if isinstance(v, dict | list))
         return found
+
+
+_NUMERAL = {"integer": re.compile(r"-?\d+"), "number": re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")}
+
+
+def _numeric_enum(schema: dict[str, Any]) -> dict[str, Any]:
+    """A number schema whose ``enum`` spells its numbers as text (WhatsApp's ``{"type": "integer",
+    "enum": ["6", "12", "18", "24"]}``, which no value satisfies): the enum of those numbers."""
+    kind, enum = schema.get("type"), schema.get("enum")
+    if kind not in _NUMERAL or not isinstance(enum, list) or not enum:
+        return schema
+    if not all(isinstance(v, str) and _NUMERAL[kind].fullmatch(v.strip()) for v in enum):
+        return schema
+    number = int if kind == "integer" else float
+    return {**schema, "enum": [number(v.strip()) for v in enum]}
