@@ -21,7 +21,7 @@ import pytest
 
 from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.settings import Settings
-from compoworld.synth.transitions import action_verb
+from compoworld.synth.transitions import action_verb, state_value
 from compoworld.synth.verify import verify_runtime
 from tests.inline_service import build_inline
 
@@ -154,6 +154,24 @@ def test_nouns_of_an_act_read_as_its_verb() -> None:
     settled = action_verb(["settlement", "request"], on_item=True)
     assert settled is not None and settled[0] == "settle"
     assert action_verb(["verification"], on_item=True) is None  # not an act of a known verb
+
+
+@pytest.mark.parametrize(
+    ("words", "vocabulary", "state"),
+    [
+        (["release"], ["Hold", "Balanced", "Released"], "Released"),  # Visma's documents
+        (["revoke"], ["ISSUED", "REVOKED", "CANCELED"], "REVOKED"),  # certificates, consents
+        (["hold"], ["Hold", "Balanced", "Released"], "Hold"),
+        (["un", "hold"], ["on_hold", "active"], "active"),
+        (["undelete"], ["active", "deleted"], "active"),
+    ],
+)
+def test_release_revoke_and_hold_move_to_the_state_the_vocabulary_names(
+    words: list[str], vocabulary: list[str], state: str
+) -> None:
+    found = action_verb(words, on_item=True)
+    assert found is not None and found[1].kind == "transition"
+    assert state_value(found[1].states, vocabulary, open_vocabulary=False) == state
 
 
 def test_an_add_of_a_list_member_is_a_member_write(rt: ServiceRuntime) -> None:

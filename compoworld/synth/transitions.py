@@ -120,6 +120,11 @@ VERBS: dict[str, Verb] = {
     "reinstate": _t("active reinstated", "active", "suspended is_suspended", "suspended"),
     "capture": _t("captured success succeeded completed paid", "captured is_captured"),
     "authorize": _t("authorized approved", "authorized is_authorized"),
+    "release": _t("released", "released is_released", "on_hold held"),
+    "revoke": _t("revoked", "revoked is_revoked", "active is_active"),
+    "hold": _t("hold on_hold held", "on_hold is_on_hold held"),
+    "unhold": _t("active open", "", "on_hold is_on_hold held", "hold on_hold held"),
+    "undelete": _t("active restored", "", "deleted is_deleted trashed", "deleted trashed"),
     "settle": _t("settled finished completed paid", "settled is_settled"),
     "refund": _t("refunded", "refunded is_refunded"),
     "expire": _t("expired", "expired is_expired"),
@@ -220,7 +225,7 @@ _ITEM_TRANSITIONS: dict[str, Verb] = {
     "reserve": _t("reserved booked", "reserved"),
 }
 #: States a row does not leave by a plain transition (only a reversal that names them).
-_TERMINAL_STATES = "cancelled canceled cancel aborted voided void deleted ended terminated expired refunded"
+_TERMINAL_STATES = "cancelled canceled cancel aborted voided void deleted ended terminated expired refunded revoked"
 TERMINAL: frozenset[str] = frozenset(
     match_key(s) for s in f"{_TERMINAL_STATES} rejected declined denied".split()
 )
