@@ -259,6 +259,7 @@ def test_a_number_enum_spelled_as_text_is_read_as_its_numbers() -> None:
                     "rate": {"type": "number", "enum": ["0.5", "1"]},
                     "code": {"type": "integer", "enum": ["A1", "2"]},
                     "name": {"type": "string", "enum": ["6", "12"]},
+                    "size": {"type": ["integer", "null"], "enum": ["1", "2", None]},  # 3.1: a list of types
                 },
             }
         }
@@ -266,3 +267,4 @@ def test_a_number_enum_spelled_as_text_is_read_as_its_numbers() -> None:
     props = Resolver(doc, "d.json").schema(ref("Hooks"), ())["properties"]
     assert props["max"]["enum"] == [6, 12, 18] and props["rate"]["enum"] == [0.5, 1.0]
     assert props["code"]["enum"] == ["A1", "2"] and props["name"]["enum"] == ["6", "12"]
+    assert props["size"]["enum"] == ["1", "2", None]

@@ -463,7 +463,7 @@ def _numeric_enum(schema: dict[str, Any]) -> dict[str, Any]:
     """A number schema whose ``enum`` spells its numbers as text (WhatsApp's ``{"type": "integer",
     "enum": ["6", "12", "18", "24"]}``, which no value satisfies): the enum of those numbers."""
     kind, enum = schema.get("type"), schema.get("enum")
-    if kind not in _NUMERAL or not isinstance(enum, list) or not enum:
+    if not isinstance(kind, str) or kind not in _NUMERAL or not isinstance(enum, list) or not enum:
         return schema
     if not all(isinstance(v, str) and _NUMERAL[kind].fullmatch(v.strip()) for v in enum):
         return schema
