@@ -47,7 +47,8 @@ def parse_arguments(raw: Any, limits: Limits = _DEFAULT) -> dict[str, Any] | Bad
         if size > limits.max_bytes:
             return BadArguments(
                 ToolResult.fail(
-                    "payload_too_large", f"arguments are {size} bytes of JSON; the limit is {limits.max_bytes}"
+                    "payload_too_large",
+                    f"arguments are {size} bytes of JSON; the limit is {limits.max_bytes}",
                 )
             )
         return raw

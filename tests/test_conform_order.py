@@ -10,7 +10,11 @@ import sys
 from compoworld.runtime.conform import StrictChecker, strict_errors
 
 # a map whose values must be integers: jsonschema descends into the extra keys in set order
-MAP = {"type": "object", "properties": {"id": {"type": "string"}}, "additionalProperties": {"type": "integer"}}
+MAP = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}},
+    "additionalProperties": {"type": "integer"},
+}
 BODY = {"id": "x", **{f"key_{i:02d}": "not a number" for i in range(40)}}
 
 
@@ -35,7 +39,9 @@ def test_reasons_are_the_same_under_every_hash_seed() -> None:
     seen = set()
     for hash_seed in ("0", "1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
         seen.add(out.stdout.strip())
     assert len(seen) == 1
     assert [r.split(":")[0] for r in json.loads(seen.pop())] == ["key_00", "key_01", "key_02"]

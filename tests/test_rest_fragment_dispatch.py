@@ -23,6 +23,7 @@ from compoworld.runtime.app import create_service_app
 from compoworld.runtime.query_routes import query_template
 from compoworld.settings import Settings
 from tests.inline_service import build_inline
+from tests.spec_parts import ok
 
 _WIDGET = {
     "type": "object",
@@ -139,10 +140,6 @@ def test_a_fragment_names_query_parameters_a_request_must_carry() -> None:
     assert not header.fits({}, {"X-Amz-Target": "Widgets.DeleteWidget"}) and not header.fits({})
 
 
-def _ok(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
-
-
 def test_the_more_literal_route_is_matched_first(tmp_path: Path) -> None:
     """``/v1/{name}:getIamPolicy`` declared after ``/v1/{name}`` (Google's documents) is still
     reached: a request for ``/v1/t1:getIamPolicy`` is not a read of the thing ``t1:getIamPolicy``."""
@@ -160,9 +157,9 @@ def test_the_more_literal_route_is_matched_first(tmp_path: Path) -> None:
         "openapi": "3.0.0",
         "info": {"title": "Things", "version": "1"},
         "paths": {
-            "/v1/{name}": {"get": {"operationId": "things.get", "parameters": name, "responses": _ok(thing)}},
+            "/v1/{name}": {"get": {"operationId": "things.get", "parameters": name, "responses": ok(thing)}},
             "/v1/{name}:getIamPolicy": {
-                "get": {"operationId": "things.getIamPolicy", "parameters": name, "responses": _ok(policy)}
+                "get": {"operationId": "things.getIamPolicy", "parameters": name, "responses": ok(policy)}
             },
         },
     }

@@ -22,6 +22,7 @@ from compoworld.runtime import ServiceRuntime, create_service_app
 from compoworld.settings import Settings
 from compoworld.synth.verify import verify_runtime
 from tests.inline_service import build_inline
+from tests.spec_parts import ok, path_param
 
 _ROOM = {
     "type": "object",
@@ -37,21 +38,18 @@ _ROOM = {
 _BADGE = {"type": "object", "properties": {"id": {"type": "string"}, "label": {"type": "string"}}}
 
 
-def _ok(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
-
-
 def _patch_body(value: dict[str, Any]) -> dict[str, Any]:
     op = {
         "type": "object",
-        "properties": {"op": {"type": "string"}, "path": {"type": "string"}, "from": {"type": "string"}, "value": value},
+        "properties": {
+            "op": {"type": "string"},
+            "path": {"type": "string"},
+            "from": {"type": "string"},
+            "value": value,
+        },
     }
     schema = {"type": "array", "description": "A set of JSON Patch operations.", "items": op}
     return {"required": True, "content": {"application/json-patch+json": {"schema": schema}}}
-
-
-def _path(name: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
 def _doc() -> dict[str, Any]:
@@ -61,37 +59,45 @@ def _doc() -> dict[str, Any]:
         "info": {"title": "Patches", "version": "1"},
         "paths": {
             "/rooms": {
-                "get": {"operationId": "listRooms", "responses": _ok({"type": "array", "items": room})},
+                "get": {"operationId": "listRooms", "responses": ok({"type": "array", "items": room})},
                 "post": {
                     "operationId": "createRoom",
                     "requestBody": {"content": {"application/json": {"schema": room}}},
-                    "responses": _ok(room),
+                    "responses": ok(room),
                 },
             },
             "/rooms/{roomNumber}": {
-                "get": {"operationId": "getRoom", "parameters": [_path("roomNumber")], "responses": _ok(room)},
+                "get": {
+                    "operationId": "getRoom",
+                    "parameters": [path_param("roomNumber")],
+                    "responses": ok(room),
+                },
                 "patch": {
                     "operationId": "patchRoom",
-                    "parameters": [_path("roomNumber")],
+                    "parameters": [path_param("roomNumber")],
                     "requestBody": _patch_body({}),
                     "responses": {"204": {"description": "patched"}},
                 },
             },
             "/badges": {
-                "get": {"operationId": "listBadges", "responses": _ok({"type": "array", "items": badge})},
+                "get": {"operationId": "listBadges", "responses": ok({"type": "array", "items": badge})},
                 "post": {
                     "operationId": "createBadge",
                     "requestBody": {"content": {"application/json": {"schema": badge}}},
-                    "responses": _ok(badge),
+                    "responses": ok(badge),
                 },
             },
             "/badges/{badgeId}": {
-                "get": {"operationId": "getBadge", "parameters": [_path("badgeId")], "responses": _ok(badge)},
+                "get": {
+                    "operationId": "getBadge",
+                    "parameters": [path_param("badgeId")],
+                    "responses": ok(badge),
+                },
                 "patch": {  # every value an object: no field of a badge holds one
                     "operationId": "patchBadge",
-                    "parameters": [_path("badgeId")],
+                    "parameters": [path_param("badgeId")],
                     "requestBody": _patch_body({"type": "object", "properties": {}}),
-                    "responses": _ok(badge),
+                    "responses": ok(badge),
                 },
             },
         },
@@ -136,15 +142,33 @@ def test_patch_operations_change_what_a_later_read_returns(rt: ServiceRuntime) -
             got = (await http.get(f"/rooms/{key}", headers=h)).json()
             failed = await http.patch(
                 f"/rooms/{key}",
-                json=[{"op": "replace", "path": "/floor", "value": 9}, {"op": "test", "path": "/name", "value": "x"}],
+                json=[
+                    {"op": "replace", "path": "/floor", "value": 9},
+                    {"op": "test", "path": "/name", "value": "x"},
+                ],
                 headers=h,
             )
-            unknown = await http.patch(f"/rooms/{key}", json=[{"op": "add", "path": "/view", "value": 1}], headers=h)
-            keyed = await http.patch(f"/rooms/{key}", json=[{"op": "replace", "path": "/number", "value": "9"}], headers=h)
-            typed = await http.patch(f"/rooms/{key}", json=[{"op": "replace", "path": "/floor", "value": "9"}], headers=h)
+            unknown = await http.patch(
+                f"/rooms/{key}", json=[{"op": "add", "path": "/view", "value": 1}], headers=h
+            )
+            keyed = await http.patch(
+                f"/rooms/{key}", json=[{"op": "replace", "path": "/number", "value": "9"}], headers=h
+            )
+            typed = await http.patch(
+                f"/rooms/{key}", json=[{"op": "replace", "path": "/floor", "value": "9"}], headers=h
+            )
             after = (await http.get(f"/rooms/{key}", headers=h)).json()
             seed = (await http.get(f"/rooms/{key}")).json()
-            return [done.status_code, got, failed.status_code, unknown.status_code, keyed.status_code]+[typed.status_code, after, seed]
+            return [
+                done.status_code,
+                got,
+                failed.status_code,
+                unknown.status_code,
+                keyed.status_code,
+                typed.status_code,
+                after,
+                seed,
+            ]
 
     done, got, failed, unknown, keyed, typed, after, seed = asyncio.run(go())
     assert done == 204

@@ -24,6 +24,7 @@ from compoworld.settings import Settings
 from compoworld.synth.transitions import action_verb, state_value
 from compoworld.synth.verify import verify_runtime
 from tests.inline_service import build_inline
+from tests.spec_parts import json_body, ok, path_param
 
 _EVIDENCE = {
     "type": "object",
@@ -53,40 +54,35 @@ _TRANSACTION = {
 }
 
 
-def _ok(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
-
-
-def _body(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
-
-
-def _path(name: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-
-
 def _doc() -> dict[str, Any]:
-    dispute, transaction = {"$ref": "#/components/schemas/Dispute"}, {"$ref": "#/components/schemas/Transaction"}
+    dispute, transaction = (
+        {"$ref": "#/components/schemas/Dispute"},
+        {"$ref": "#/components/schemas/Transaction"},
+    )
     added = {"type": "object", "properties": {"evidenceId": {"type": "string"}}}
     amount = {"type": "object", "properties": {"value": {"type": "integer"}}}
     act = {"type": "object", "properties": {"id": {"type": "string"}, "value": {"type": "integer"}}}
-    did, tid = _path("disputeId"), _path("transactionId")
+    did, tid = path_param("disputeId"), path_param("transactionId")
     return {
         "openapi": "3.0.3",
         "info": {"title": "Acts", "version": "1"},
         "paths": {
             "/disputes": {
-                "get": {"operationId": "listDisputes", "responses": _ok({"type": "array", "items": dispute})},
-                "post": {"operationId": "createDispute", "requestBody": _body(dispute), "responses": _ok(dispute)},
+                "get": {"operationId": "listDisputes", "responses": ok({"type": "array", "items": dispute})},
+                "post": {
+                    "operationId": "createDispute",
+                    "requestBody": json_body(dispute),
+                    "responses": ok(dispute),
+                },
             },
             "/disputes/{disputeId}": {
-                "get": {"operationId": "getDispute", "parameters": [did], "responses": _ok(dispute)},
+                "get": {"operationId": "getDispute", "parameters": [did], "responses": ok(dispute)},
             },
             "/disputes/{disputeId}/add_evidence": {
                 "post": {
                     "operationId": "addEvidence",
                     "parameters": [did],
-                    "requestBody": _body(
+                    "requestBody": json_body(
                         {
                             "type": "object",
                             "properties": {
@@ -95,41 +91,41 @@ def _doc() -> dict[str, Any]:
                             },
                         }
                     ),
-                    "responses": _ok(added),
+                    "responses": ok(added),
                 }
             },
             "/disputes/{disputeId}/add_note": {  # ``note`` is text, not a list: no member to add to
                 "post": {
                     "operationId": "addNote",
                     "parameters": [did],
-                    "requestBody": _body({"type": "object", "properties": {"text": {"type": "string"}}}),
-                    "responses": _ok({"type": "object"}),
+                    "requestBody": json_body({"type": "object", "properties": {"text": {"type": "string"}}}),
+                    "responses": ok({"type": "object"}),
                 }
             },
             "/transactions": {
                 "post": {
                     "operationId": "createTransaction",
-                    "requestBody": _body(transaction),
-                    "responses": _ok(transaction),
+                    "requestBody": json_body(transaction),
+                    "responses": ok(transaction),
                 },
             },
             "/transactions/{transactionId}": {
-                "get": {"operationId": "getTransaction", "parameters": [tid], "responses": _ok(transaction)},
+                "get": {"operationId": "getTransaction", "parameters": [tid], "responses": ok(transaction)},
             },
             "/transactions/{transactionId}/cancellation-request": {
                 "post": {
                     "operationId": "cancelTheTransaction",
                     "parameters": [tid],
-                    "requestBody": _body(amount),
-                    "responses": _ok(act),
+                    "requestBody": json_body(amount),
+                    "responses": ok(act),
                 }
             },
             "/transactions/{transactionId}/refunding-request": {
                 "post": {
                     "operationId": "refundTheTransaction",
                     "parameters": [tid],
-                    "requestBody": _body(amount),
-                    "responses": _ok(act),
+                    "requestBody": json_body(amount),
+                    "responses": ok(act),
                 }
             },
         },

@@ -423,9 +423,7 @@ async def test_dead_service_fails_the_open_and_masks_the_rollout(tokenizer: Any,
     """The real orchestrator alone, its services at a closed port on 127.0.0.1: forking fails (503)."""
     write_tasks(tmp_path / "tasks.jsonl", [rollout_task()])
     dead = f"http://127.0.0.1:{free_port()}"
-    app = create_orchestrator_app(
-        SETTINGS, tmp_path / "tasks.jsonl", urls={svc: [dead] for svc in SERVICES}
-    )
+    app = create_orchestrator_app(SETTINGS, tmp_path / "tasks.jsonl", urls={svc: [dead] for svc in SERVICES})
     llm = ScriptedLLM(tokenizer, scripts_for(rollout_task()))
     start = time.monotonic()
     out = await make_loop(tokenizer, llm, app, n=2).run(

@@ -86,7 +86,9 @@ def _field(table: EntityTable, token: str, fields: dict[str, str]) -> str:
     """The column a path's first token names (by the spec's name, else the column's own)."""
     column = fields.get(token)
     if column is None:
-        raise ToolFailure("invalid_arguments", f"JSON Patch path /{token} names no field of {table.entity.name}")
+        raise ToolFailure(
+            "invalid_arguments", f"JSON Patch path /{token} names no field of {table.entity.name}"
+        )
     return column
 
 
@@ -121,7 +123,9 @@ def apply_patch(table: EntityTable, row: dict[str, Any], operations: Any) -> dic
         op = operation.get("op") if isinstance(operation, dict) else None
         op = op.lower() if isinstance(op, str) else op  # Visma spells its ops ``Replace``, ``Add``
         if op not in _OPS:
-            raise ToolFailure("invalid_arguments", f"JSON Patch operation {i} has op {op!r}, not one of {_OPS}")
+            raise ToolFailure(
+                "invalid_arguments", f"JSON Patch operation {i} has op {op!r}, not one of {_OPS}"
+            )
         column, tokens = pointer(operation.get("path"))
         if op == "test":
             if _get(doc, tokens) != operation.get("value"):
@@ -133,7 +137,9 @@ def apply_patch(table: EntityTable, row: dict[str, Any], operations: Any) -> dic
                 raise ToolFailure("invalid_arguments", f"JSON Patch operation {i} ({op}) has no value")
             if len(tokens) > 1 and op == "replace":
                 if _get(doc, tokens) is _MISSING:
-                    raise ToolFailure("invalid_arguments", f"JSON Patch path {operation['path']} names nothing")
+                    raise ToolFailure(
+                        "invalid_arguments", f"JSON Patch path {operation['path']} names nothing"
+                    )
                 _remove(doc, tokens)
             _add(doc, tokens, copy.deepcopy(operation["value"]))
         elif op == "remove":
@@ -145,7 +151,9 @@ def apply_patch(table: EntityTable, row: dict[str, Any], operations: Any) -> dic
             origin, source = pointer(operation.get("from"))
             value = _get(doc, source)
             if value is _MISSING:
-                raise ToolFailure("invalid_arguments", f"JSON Patch from {operation.get('from')} names nothing")
+                raise ToolFailure(
+                    "invalid_arguments", f"JSON Patch from {operation.get('from')} names nothing"
+                )
             if op == "move":
                 touched.add(_writable(table, origin))
                 if len(source) > 1:
@@ -157,7 +165,9 @@ def apply_patch(table: EntityTable, row: dict[str, Any], operations: Any) -> dic
     for column, value in out.items():
         held = table.by_name[column]
         if value is None and not held.nullable:
-            raise ToolFailure("invalid_arguments", f"JSON Patch leaves {spelled[column]} empty; it is required")
+            raise ToolFailure(
+                "invalid_arguments", f"JSON Patch leaves {spelled[column]} empty; it is required"
+            )
         if value is not None and not _fits(held.type, value):
             raise ToolFailure(
                 "invalid_arguments", f"JSON Patch gives {spelled[column]} {value!r}, not a {held.type} value"

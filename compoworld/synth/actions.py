@@ -647,9 +647,11 @@ def patch_columns(value_schema: Any, entity: EntityDef) -> list[ColumnDef]:
     for c in entity.columns:
         if c.primary_key or c.read_only or c.ref is not None:
             continue
-        if kind is None or (kind in _SCALARS and c.type == _SCALARS[kind]):
-            out.append(c)
-        elif kind in ("object", "array") and c.type == "json" and json_type(c.json_schema) == kind:
+        if (
+            kind is None
+            or (kind in _SCALARS and c.type == _SCALARS[kind])
+            or (kind in ("object", "array") and c.type == "json" and json_type(c.json_schema) == kind)
+        ):
             out.append(c)
     return out
 

@@ -225,7 +225,9 @@ _ITEM_TRANSITIONS: dict[str, Verb] = {
     "reserve": _t("reserved booked", "reserved"),
 }
 #: States a row does not leave by a plain transition (only a reversal that names them).
-_TERMINAL_STATES = "cancelled canceled cancel aborted voided void deleted ended terminated expired refunded revoked"
+_TERMINAL_STATES = (
+    "cancelled canceled cancel aborted voided void deleted ended terminated expired refunded revoked"
+)
 TERMINAL: frozenset[str] = frozenset(
     match_key(s) for s in f"{_TERMINAL_STATES} rejected declined denied".split()
 )
