@@ -13,7 +13,7 @@ from typing import Any
 from compoworld.specs.errors import SpecError, join_pointer
 from compoworld.specs.model import ServiceSpec
 from compoworld.specs.openapi import build_rest_service, security_names
-from compoworld.specs.refs import Resolver
+from compoworld.specs.refs import Resolver, file_as_binary
 from compoworld.specs.registry import Ingester, register
 from compoworld.specs.rest import HTTP_METHODS, RestOperation
 
@@ -47,9 +47,7 @@ def detect(doc: Any) -> bool:
 
 def _param_schema(param: dict[str, Any]) -> dict[str, Any]:
     schema = {k: param[k] for k in _SCHEMA_KEYS if k in param}
-    if schema.get("type") == "file":
-        schema["type"], schema["format"] = "string", "binary"
-    return schema or {"type": "string"}
+    return file_as_binary(schema) if schema else {"type": "string"}
 
 
 def _json_media(types: Any) -> str:
