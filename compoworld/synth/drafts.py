@@ -59,6 +59,9 @@ class EntityDraft:
     name: str
     fields: dict[str, FieldDraft] = field(default_factory=dict)
     pk_params: list[FieldSpec] = field(default_factory=list)
+    #: Bare ``name``/``arn`` arguments that address a row where nothing names its key otherwise
+    #: (``toolnames.bare_key_param``): the key only when ``pk_params`` is empty.
+    bare_keys: list[FieldSpec] = field(default_factory=list)
     parents: dict[str, FieldSpec] = field(default_factory=dict)
     implicit: bool = False
     schema_name: str | None = None
@@ -177,6 +180,9 @@ def _pick_pk(draft: EntityDraft) -> str | None:
         for candidate in (p.original_name or p.name, p.name):
             if match_key(candidate) in keys:
                 return keys[match_key(candidate)]
+    for p in [] if draft.pk_params else draft.bare_keys:  # ``DeleteTrigger {Name}``: keyed by name
+        if match_key(p.original_name or p.name) in keys:
+            return keys[match_key(p.original_name or p.name)]
     for p in draft.pk_params:  # ``{member_slug}`` names a member by its ``slug``
         words = split_words(p.original_name or p.name)
         own = keys.get(match_key(words[-1])) if len(words) >= 2 else None

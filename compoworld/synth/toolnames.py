@@ -21,7 +21,15 @@ from compoworld.synth.paths import ACTION_VERBS
 from compoworld.synth.resources import Target
 from compoworld.synth.schemas import merged_properties, unwrap
 
-__all__ = ["READ_ACTION_VERBS", "VERBS", "ParsedName", "find_id_param", "parse_tool_name", "tool_entities"]
+__all__ = [
+    "READ_ACTION_VERBS",
+    "VERBS",
+    "ParsedName",
+    "bare_key_param",
+    "find_id_param",
+    "parse_tool_name",
+    "tool_entities",
+]
 
 #: Verb -> operation; the first verb found in a tool name decides.
 VERBS: dict[str, Operation] = {
@@ -107,6 +115,24 @@ def parse_tool_name(name: str) -> ParsedName:
     return ParsedName(operation, identifier(entity).lower() if entity else None, verb)
 
 
+#: Argument names that key a row on their own (``DeleteTrigger {Name}``, ``UpdateChannel {arn}``).
+_BARE_KEYS = {"name", "arn"}
+
+
+def bare_key_param(tool: ToolSpec) -> FieldSpec | None:
+    """The one bare ``name`` or ``arn`` argument the operation requires, or None: the row's key
+    where no argument names the entity (``GetModelManifest {name}``) and no other tool of the
+    entity names its key otherwise (``tool_entities`` and ``drafts._pick_pk`` take it last)."""
+    bare = [
+        p
+        for p in tool.params
+        if p.required
+        and json_type(p.json_schema) not in ("array", "object")
+        and match_key(p.original_name or p.name) in _BARE_KEYS
+    ]
+    return bare[0] if len(bare) == 1 else None
+
+
 def find_id_param(tool: ToolSpec, entity: str) -> FieldSpec | None:
     """The argument naming a row: ``id``, ``<entity>_id``/``<entity>Id``, or one tagged ``id:<entity>``."""
     wanted = {match_key("id")} | {
@@ -156,6 +182,10 @@ def tool_entities(
         reads_row = p.operation in ("read", "update", "delete")
         if reads_row and id_param is not None and all(q.name != id_param.name for q in draft.pk_params):
             draft.pk_params.append(id_param)
+        bare = bare_key_param(tool) if reads_row and id_param is None else None
+        if bare is not None and all(q.name != bare.name for q in draft.bare_keys):
+            draft.bare_keys.append(bare)
+            id_param = bare  # a create or update does not set its key's column from it either
         if p.operation in ("create", "update"):
             nested = _nested_body(tool, p.entity)
             if nested is not None:
@@ -174,6 +204,8 @@ def tool_entities(
         if p.entity in usable and p.operation != "action":
             target = Target(p.entity, p.operation)
             id_param = find_id_param(tool, p.entity)
+            if id_param is None and not usable[p.entity].pk_params:
+                id_param = bare_key_param(tool)
             if p.operation in ("read", "update", "delete") and id_param is not None:
                 target.pk_param = id_param.name
             targets[tool.name] = target
