@@ -30,6 +30,7 @@ __all__ = [
     "ResponseShape",
     "ServiceManifest",
     "ToolDef",
+    "XmlWire",
     "default_response",
     "library_folders",
     "load_manifest",
@@ -240,8 +241,10 @@ class ListBinding(BaseModel):
     )
     headers: list[str] = Field(
         default_factory=list,
-        description="Required request headers that select no rows (an application key, an API version): "
-        "taken as given, as a read or a write takes them, where refusing every value would refuse every call.",
+        description="Required request headers that select no rows (an application key, an API version), "
+        "and required parameters of one allowed value that name the operation (AWS's ``Action``, "
+        "``Version``): taken as given, as a read or a write takes them, where refusing every value would "
+        "refuse every call.",
     )
 
     @model_serializer(mode="wrap")
@@ -251,6 +254,37 @@ class ListBinding(BaseModel):
         if not self.headers:
             out.pop("headers", None)
         return out
+
+
+XmlProtocol = Literal["xml", "aws-query", "aws-ec2", "aws-rest-xml"]
+
+
+class XmlWire(BaseModel):
+    """A body the spec declares only in an XML media type, and the layout its elements follow.
+
+    ``xml``: the OpenAPI XML object's rules (the root named by ``xml.name`` or the schema's component
+    name, an array's items repeated unless ``xml.wrapped``, ``xml.attribute``, ``xml.prefix`` and
+    ``xml.namespace``). The AWS protocols add their envelopes: ``aws-query`` answers
+    ``<OpResponse><OpResult>..</OpResult><ResponseMetadata><RequestId/></ResponseMetadata></OpResponse>``
+    with lists as ``<member>`` elements; ``aws-ec2`` has no Result element and a ``<requestId>``;
+    ``aws-rest-xml`` is the body's own root; all three answer errors as
+    ``<ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/></ErrorResponse>``.
+    """
+
+    media: str = Field(default="application/xml", description="The declared Content-Type (text/xml...).")
+    root: str = Field(default="response", description="The root element of a success body.")
+    protocol: XmlProtocol = Field(default="xml", description="Whose element layout the body follows.")
+    result: str | None = Field(
+        default=None, description="aws-query: the element the body sits in (CreateUserResult)."
+    )
+    namespace: str | None = Field(default=None, description="The root element's default namespace, if any.")
+    error_root: str | None = Field(
+        default=None, description="xml: the root element of the declared error body (its component name)."
+    )
+    error_codes: dict[str, str] = Field(
+        default_factory=dict,
+        description="Error code (not_found...) -> the error name the spec declares for it (NoSuchEntity).",
+    )
 
 
 class ResponseShape(BaseModel):
@@ -286,6 +320,18 @@ class ResponseShape(BaseModel):
     error_schema: dict[str, Any] | None = Field(
         default=None, description="JSON schema of the spec's declared error body, if it declares one."
     )
+    xml: XmlWire | None = Field(
+        default=None,
+        description="Where the spec declares the body only as XML: its media and element layout (None: JSON).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_json_wire(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``xml`` is written only for an XML body, so manifests written before it stay byte for byte."""
+        out: dict[str, Any] = handler(self)
+        if self.xml is None:
+            out.pop("xml", None)
+        return out
 
     def rows(self, body: Any) -> list[tuple[str, dict[str, Any]]] | None:
         """(concrete path prefix, row as in the body) of every row of a success body; None if it holds none."""

@@ -23,11 +23,12 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from compoworld.contracts import ToolResult
-from compoworld.manifest import ServiceManifest
+from compoworld.manifest import ServiceManifest, XmlWire
 from compoworld.runtime.query_routes import query_template
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.shape import Shaper
 from compoworld.runtime.wire import WireFormat, media_kind, parse_form
+from compoworld.runtime.xml_body import render, render_error, request_id
 from compoworld.sanitize import InputRefused, Limits, load_json
 
 __all__ = [
@@ -119,13 +120,33 @@ def plan_routes(manifest: ServiceManifest) -> RoutePlan:
 
 def rest_response(result: ToolResult, shaper: Shaper | None = None) -> Response:
     """A REST route's answer: the success body itself with its status (nothing at all for a 204);
-    a failure as the spec's declared error body where it declares one, else as the envelope."""
+    a failure as the spec's declared error body where it declares one, else as the envelope. A tool
+    whose spec declares its body only as XML answers both in that XML (``compoworld.runtime.xml_body``)."""
+    wire = shaper.shape.xml if shaper is not None else None
+    if wire is not None and shaper is not None:
+        return _xml_response(result, shaper, wire)
     if result.success:
         if not result.has_body:
             return Response(status_code=result.status)
         return json_response(result.data, result.status)
     body = shaper.error(result.code, result.message, result.status) if shaper is not None else None
     return json_response(body if body is not None else result.envelope(), result.status)
+
+
+def _xml_response(result: ToolResult, shaper: Shaper, wire: XmlWire) -> Response:
+    tool = shaper.tool
+    if result.success:
+        if not result.has_body:
+            return Response(status_code=result.status)
+        rid = request_id(tool.name, result.data)
+        content = render(result.data, tool.output_schema, wire, rid, declared=shaper.shape.declared)
+        return Response(content, status_code=result.status, media_type=wire.media if content else None)
+    rid = request_id(tool.name, result.code, result.message)
+    body = shaper.error(result.code, result.message, result.status)
+    content = render_error(
+        wire, result.code, result.message, result.status, rid, body, shaper.shape.error_schema
+    )
+    return Response(content, status_code=result.status, media_type=wire.media)
 
 
 async def read_body(request: Request, limit: int) -> bytes:

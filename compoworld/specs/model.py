@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compoworld.manifest import XmlWire
+
 __all__ = [
     "FieldSpec",
     "ParamLocation",
@@ -142,6 +144,15 @@ class ToolSpec(BaseModel):
     )
     error_schema: dict[str, Any] | None = Field(
         default=None, description="JSON schema of the declared error body (the first 4xx or default one)."
+    )
+    response_xml: XmlWire | None = Field(
+        default=None,
+        description="Where the success body is declared only in an XML media type: its media and layout.",
+    )
+    xml_error_statuses: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of an XML operation: error code (not_found...) -> the status of the declared error "
+        "that means it (AWS's NoSuchEntityException at 481).",
     )
     tags: list[str] = Field(default_factory=list, description="Tags / groups from the source.")
     pointer: str = Field(default="", description="JSON pointer of the operation in the source document.")

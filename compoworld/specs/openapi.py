@@ -20,6 +20,7 @@ from compoworld.specs.refs import Resolver
 from compoworld.specs.registry import Ingester, register
 from compoworld.specs.rest import HTTP_METHODS, RestBuilder, RestOperation
 from compoworld.specs.shapes import object_view, text_of
+from compoworld.specs.xml_media import XmlDocument
 
 __all__ = ["INGESTER", "build_rest_service", "detect", "ingest", "security_names"]
 
@@ -127,7 +128,7 @@ def build_rest_service(
     """Assemble a ServiceSpec from REST operations (OpenAPI 3 shaped) of ``doc``."""
     if not ops:
         raise SpecError(source_file, "/paths", "no operations")
-    builder = RestBuilder(resolver, security, len(ops))
+    builder = RestBuilder(resolver, security, len(ops), XmlDocument(doc))
     tools: list[ToolSpec] = []
     defects: list[SpecError] = []
     for rop, named in zip(ops, _names(ops, source_file, resolver.warnings), strict=True):

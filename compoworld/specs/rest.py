@@ -18,9 +18,10 @@ from typing import Any
 from compoworld.specs.errors import SpecError, join_pointer
 from compoworld.specs.fields import input_schema, make_field, object_fields, response_fields
 from compoworld.specs.model import FieldSpec, ToolSpec
-from compoworld.specs.refs import DOC_NODE_BUDGET, MIN_NODE_BUDGET, NODE_BUDGET, Resolver
+from compoworld.specs.refs import DOC_NODE_BUDGET, MIN_NODE_BUDGET, NODE_BUDGET, Resolver, ref_name
 from compoworld.specs.shapes import find_wrapper, named_entity, object_view, text_of
 from compoworld.specs.words import entity_for_schema, path_entity
+from compoworld.specs.xml_media import XmlDocument, error_code_of, error_name, is_xml
 
 __all__ = ["HTTP_METHODS", "RestBuilder", "RestOperation", "template_params"]
 
@@ -57,7 +58,9 @@ def template_params(path: str) -> list[str]:
     return [m.strip("+*") for m in re.findall(r"\{([^{}]+)\}", path)]
 
 
-def _pick_media(content: Any, prefer_form: bool) -> tuple[str, dict[str, Any]] | None:
+def _pick_media(content: Any, prefer_form: bool, xml: bool = False) -> tuple[str, dict[str, Any]] | None:
+    """The media a body is read in: JSON first, then a form (``prefer_form``), ``*/*``, and XML
+    (``xml``: a response declared only in XML)."""
     if not isinstance(content, dict):
         return None
     kinds = {str(k): str(k).lower().split(";")[0].strip() for k, v in content.items() if isinstance(v, dict)}
@@ -66,6 +69,8 @@ def _pick_media(content: Any, prefer_form: bool) -> tuple[str, dict[str, Any]] |
     if prefer_form:
         order += [k for k, kind in kinds.items() if kind in _FORM_TYPES]
     order += [k for k, kind in kinds.items() if kind == "*/*"]
+    if xml:
+        order += [k for k, kind in kinds.items() if is_xml(kind)]
     return (order[0], content[order[0]]) if order else None
 
 
@@ -81,6 +86,17 @@ def _raw_media(content: Any) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _xml_media_of(op: dict[str, Any]) -> str | None:
+    """The first XML media an operation declares for any response, or None."""
+    responses = op.get("responses")
+    for resp in responses.values() if isinstance(responses, dict) else ():
+        content = resp.get("content") if isinstance(resp, dict) else None
+        for media in content if isinstance(content, dict) else ():
+            if is_xml(str(media)):
+                return str(media)
+    return None
+
+
 # Request context a client sets once (tenant, consumer, app ids; language and charset negotiation),
 # not a value an agent should have to supply to every tool.
 _CONTEXT_HEADER = re.compile(
@@ -92,9 +108,14 @@ class RestBuilder:
     """Turns the RestOperations of one document into ToolSpecs (names are chosen by the caller)."""
 
     def __init__(
-        self, resolver: Resolver, security_names: dict[str, set[str]], n_operations: int = 1
+        self,
+        resolver: Resolver,
+        security_names: dict[str, set[str]],
+        n_operations: int = 1,
+        xml: XmlDocument | None = None,
     ) -> None:
         self.r = resolver
+        self.xml = xml or XmlDocument({})
         self.budget = max(MIN_NODE_BUDGET, min(NODE_BUDGET, DOC_NODE_BUDGET // max(n_operations, 1)))
         self.file = resolver.file
         self.auth_headers = {n.lower() for n in security_names.get("header", set())}
@@ -275,22 +296,24 @@ class RestBuilder:
         )
         return [single], False, body_entity, media_kind
 
-    def _response(self, rop: RestOperation) -> tuple[Any, Any, tuple[object, ...], int] | None:
-        """The first declared 2xx response with a JSON schema: (schema, response, pointer, status)."""
+    def _response(self, rop: RestOperation) -> tuple[Any, str, tuple[object, ...], int] | None:
+        """The first declared 2xx response with a JSON schema (else an XML one): (schema, media,
+        pointer, status)."""
         responses = rop.op.get("responses")
         if not isinstance(responses, dict):
             return None
         codes = sorted(str(k) for k in responses if re.fullmatch(r"2\d\d", str(k)))
         codes += [str(k) for k in responses if str(k).upper() == "2XX"]
         by_str = {str(k): v for k, v in responses.items()}
-        for code in codes:
-            resp, at = self.r.deref(by_str[code], (*rop.at, "responses", code))
-            if not isinstance(resp, dict):
-                continue
-            picked = _pick_media(resp.get("content"), prefer_form=False)
-            if picked is not None and "schema" in picked[1]:
-                status = int(code) if code.isdigit() else 200
-                return picked[1]["schema"], resp, (*at, "content", picked[0], "schema"), status
+        for xml in (False, True):
+            for code in codes:
+                resp, at = self.r.deref(by_str[code], (*rop.at, "responses", code))
+                if not isinstance(resp, dict):
+                    continue
+                picked = _pick_media(resp.get("content"), prefer_form=False, xml=xml)
+                if picked is not None and "schema" in picked[1]:
+                    status = int(code) if code.isdigit() else 200
+                    return picked[1]["schema"], picked[0], (*at, "content", picked[0], "schema"), status
         return None
 
     def _success_status(self, rop: RestOperation) -> int | None:
@@ -301,8 +324,9 @@ class RestBuilder:
         codes = sorted(int(k) for k in map(str, responses) if re.fullmatch(r"2\d\d", k))
         return codes[0] if codes else None
 
-    def _errors(self, rop: RestOperation) -> tuple[list[int], dict[str, Any] | None]:
-        """Declared 4xx statuses, and the schema of the first declared error body (4xx, then default)."""
+    def _errors(self, rop: RestOperation, xml: bool = False) -> tuple[list[int], dict[str, Any] | None]:
+        """Declared 4xx statuses, and the schema of the first declared error body (4xx, then default;
+        ``xml``: an XML one too, for an operation whose success body is XML)."""
         responses = rop.op.get("responses")
         if not isinstance(responses, dict):
             return [], None
@@ -312,7 +336,11 @@ class RestBuilder:
             if code not in by_str:
                 continue
             resp, at = self.r.deref(by_str[code], (*rop.at, "responses", code))
-            picked = _pick_media(resp.get("content"), prefer_form=False) if isinstance(resp, dict) else None
+            picked = (
+                _pick_media(resp.get("content"), prefer_form=False, xml=xml)
+                if isinstance(resp, dict)
+                else None
+            )
             if picked is not None and isinstance(picked[1].get("schema"), dict):
                 pointer = (*at, "content", picked[0], "schema")
                 try:
@@ -322,6 +350,48 @@ class RestBuilder:
                 if isinstance(schema, dict) and (schema.get("properties") or schema.get("allOf")):
                     return statuses, schema
         return statuses, None
+
+    def _xml_errors(self, rop: RestOperation) -> dict[str, tuple[int, str]]:
+        """CompoWorld error code -> (declared status, the spec's name of that error), over the declared
+        4xx responses (the first of each code wins): ``NoSuchEntityException`` at 481 is not_found."""
+        responses = rop.op.get("responses")
+        if not isinstance(responses, dict):
+            return {}
+        out: dict[str, tuple[int, str]] = {}
+        for key in sorted(str(k) for k in responses if re.fullmatch(r"4\d\d", str(k))):
+            resp, _ = self.r.deref(responses.get(key, responses.get(int(key))), (*rop.at, "responses", key))
+            if not isinstance(resp, dict):
+                continue
+            content = resp.get("content")
+            media = next(iter(content.values()), {}) if isinstance(content, dict) and content else {}
+            name = error_name(resp, media.get("schema") if isinstance(media, dict) else None)
+            code = (
+                error_code_of(name or "", int(key)) if name or key in ("400", "404", "409", "422") else None
+            )
+            if code is not None and code not in out:
+                out[code] = (int(key), name or "")
+        return out
+
+    def _error_root(self, rop: RestOperation) -> str | None:
+        """The root element of the first declared XML error body: its ``xml.name`` or component name."""
+        responses = rop.op.get("responses")
+        if not isinstance(responses, dict):
+            return None
+        keys = [*sorted(str(k) for k in responses if re.fullmatch(r"4\d\d", str(k))), "default"]
+        by_str = {str(k): v for k, v in responses.items()}
+        for key in keys:
+            resp, _ = self.r.deref(by_str.get(key), (*rop.at, "responses", key))
+            content = resp.get("content") if isinstance(resp, dict) else None
+            for media_type, media in (content or {}).items() if isinstance(content, dict) else ():
+                if not is_xml(str(media_type)) or not isinstance(media, dict):
+                    continue
+                raw = media.get("schema")
+                target, _ = self.r.deref(raw, ())
+                declared = target.get("xml") if isinstance(target, dict) else None
+                if isinstance(declared, dict) and isinstance(declared.get("name"), str):
+                    return str(declared["name"])
+                return ref_name(raw.get("$ref")) if isinstance(raw, dict) else None
+        return None
 
     def tool(self, rop: RestOperation, name: str, original: str | None) -> ToolSpec:
         """The ToolSpec of one operation, named ``name``; body and output each within half the node budget."""
@@ -334,9 +404,12 @@ class RestBuilder:
         response_entity = None
         success_status = self._success_status(rop)
         found = self._response(rop)
+        xml_wire = None
         if found is not None:
-            raw_schema, _, at, success_status = found
+            raw_schema, media, at, success_status = found
             output_schema = self.r.schema_within(raw_schema, at, self.budget // 2)
+            if is_xml(media):
+                xml_wire = self.xml.wire(rop.path, rop.op, media, output_schema, raw_schema)
             view = object_view(output_schema)
             wrapper = find_wrapper(view) if view else None
             response_entity = named_entity(self.r, raw_schema, wrapper)
@@ -347,13 +420,26 @@ class RestBuilder:
             fields = response_fields(output_schema, entity or None, self.warnings, where)
             if not isinstance(output_schema, dict):
                 output_schema = None
+        if xml_wire is None and found is None and self.xml.aws:
+            # an AWS operation that declares no success body still answers in its protocol's XML
+            # (the query protocol's envelope, an error layout), where the document speaks XML for it
+            media = _xml_media_of(rop.op)
+            if media is not None:
+                xml_wire = self.xml.wire(rop.path, rop.op, media, None, None)
         op = rop.op
         summary = text_of(op.get("summary"))
         description = text_of(op.get("description"))
         if summary and description and summary.strip().rstrip(".") not in description:
             description = f"{summary}\n\n{description}"
         tags = op.get("tags")
-        error_statuses, error_schema = self._errors(rop)
+        error_statuses, error_schema = self._errors(rop, xml=xml_wire is not None)
+        xml_errors: dict[str, int] = {}
+        if xml_wire is not None:
+            declared = self._xml_errors(rop)
+            xml_wire.error_codes = {code: name for code, (_, name) in declared.items() if name}
+            xml_errors = {code: status for code, (status, _) in declared.items()}
+            if error_schema is not None and xml_wire.protocol == "xml":
+                xml_wire.error_root = self._error_root(rop)
         return ToolSpec(
             name=name,
             original_name=original,
@@ -371,6 +457,8 @@ class RestBuilder:
             body_media=body_media,
             error_statuses=error_statuses,
             error_schema=error_schema,
+            response_xml=xml_wire,
+            xml_error_statuses=xml_errors,
             tags=[str(t) for t in tags if isinstance(t, str | int)] if isinstance(tags, list) else [],
             pointer=self._ptr(rop.at),
         )

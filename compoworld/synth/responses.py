@@ -308,12 +308,15 @@ def _fits_role(role: str, kind: str | None) -> bool:
 
 
 def error_codes(tool: ToolSpec) -> dict[str, int]:
-    """CompoWorld error codes whose status the spec declares differently from the defaults."""
+    """CompoWorld error codes whose status the spec declares differently from the defaults (an XML
+    operation's declared errors by what they are named: AWS's ``NoSuchEntityException`` at 481)."""
     declared = set(tool.error_statuses)
     out: dict[str, int] = {}
     if 422 not in declared and 400 in declared:
         out["invalid_arguments"] = 400
         out["tool_error"] = 400
+    if tool.response_xml is not None:
+        out.update(tool.xml_error_statuses)
     return out
 
 
@@ -327,14 +330,19 @@ def response_shape(
     many = operation in ("list", "search")
     if status is not None and status in (204, 205, 304):
         shape = ResponseShape(
-            status=status, body=False, declared=True, errors=errors, error_schema=error_schema
+            status=status,
+            body=False,
+            declared=True,
+            errors=errors,
+            error_schema=error_schema,
+            xml=tool.response_xml,
         )
         return None, shape
     schema = json_schema_of(tool.output_schema) if tool.output_schema else None
     rows_at = locate_rows(schema, entity, many) if _usable(schema) else None
     if schema is None or rows_at is None:
         shape = default_response(operation, status)
-        shape.errors, shape.error_schema = errors, error_schema
+        shape.errors, shape.error_schema, shape.xml = errors, error_schema, tool.response_xml
         shape.fields = {c.name: c.source_name or c.name for c in entity.columns}
         return None, shape
     node = _node_at(schema, rows_at)
@@ -348,6 +356,7 @@ def response_shape(
         paging=paging_roles(schema, rows_at) if many else {},
         errors=errors,
         error_schema=error_schema,
+        xml=tool.response_xml,
     )
 
 
@@ -365,6 +374,7 @@ def status_shape(tool: ToolSpec) -> ResponseShape | None:
         declared=bool(tool.output_schema),
         errors=error_codes(tool),
         error_schema=json_schema_of(tool.error_schema) if tool.error_schema else None,
+        xml=tool.response_xml,
     )
 
 

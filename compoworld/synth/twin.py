@@ -23,6 +23,7 @@ from compoworld.runtime.rest import RESERVED_PREFIX
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.wire import encode
 from compoworld.synth.asgi_client import AsgiClient
+from compoworld.synth.twin_xml import xml_body_problems
 
 __all__ = ["CallRecord", "Twin", "TwinFailure"]
 
@@ -188,12 +189,37 @@ class Twin:
         if resp.status_code != wanted:
             record.status_ok = False
             record.problems.append(f"REST answered HTTP {resp.status_code}, the spec declares {wanted}")
+        if tool.shape.xml is not None and tool.method != "HEAD":
+            self._xml(tool, resp, result, record, backend=record.backend)
+            return
         if not result.success or tool.method == "HEAD":  # a HEAD answer has no body to compare
             return
         body = resp.json() if resp.content else None
         if _canonical(body) != _canonical(result.data):
             record.same_body = False
             record.problems.append("the REST body differs from the uniform route's data")
+
+    def _xml(self, tool: ToolDef, resp: Any, result: ToolResult, record: CallRecord, backend: str) -> None:
+        """An XML body: its layout and content (``twin_xml``), then the strict check of what it carries."""
+        problems, parsed = xml_body_problems(tool, resp.content, _content_type(resp.headers), result)
+        if problems:
+            record.same_body = False
+            record.problems += problems
+        if result.success and parsed is not None and tool.shape.declared and tool.shape.body:
+            strict = self.checker(tool, backend).errors(parsed)
+            if strict:
+                record.conforms = False
+                record.problems += [
+                    f"the XML body does not conform to the output schema at {p}" for p in strict
+                ]
+
+
+def _content_type(headers: Any) -> str | None:
+    """The Content-Type of an answer (an httpx header mapping, or the in-process client's pairs)."""
+    if isinstance(headers, list):
+        return next((v.decode("latin-1") for k, v in headers if k.lower() == b"content-type"), None)
+    found = headers.get("content-type")
+    return str(found) if found is not None else None
 
 
 def _error_status(tool: ToolDef, result: ToolResult) -> int:
