@@ -1,10 +1,10 @@
-"""Pieces of OpenAPI 3 documents written inline by tests: a JSON answer, a JSON body, a path parameter."""
+"""Pieces of OpenAPI 3 documents written inline by tests: a JSON or XML answer, a JSON body, a path parameter."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["json_body", "ok", "path_param"]
+__all__ = ["json_body", "ok", "path_param", "xml_ok"]
 
 
 def ok(schema: dict[str, Any]) -> dict[str, Any]:
@@ -20,3 +20,10 @@ def json_body(schema: dict[str, Any]) -> dict[str, Any]:
 def path_param(name: str) -> dict[str, Any]:
     """A required string path parameter."""
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def xml_ok(schema: dict[str, Any] | None, media: str = "text/xml") -> dict[str, Any]:
+    """``responses`` with one 200 answer of ``schema`` declared only as XML (no body for None)."""
+    if schema is None:
+        return {"200": {"description": "Success"}}
+    return {"200": {"description": "Success", "content": {media: {"schema": schema}}}}

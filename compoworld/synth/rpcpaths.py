@@ -43,6 +43,7 @@ __all__ = [
 _VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$|^\d+$")
 _SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
 _HTTP = {"get", "post", "put", "patch", "delete", "head"}
+_ACTION = re.compile(r"#Action=([A-Za-z][A-Za-z0-9]*)")
 _STOP = {"by", "for", "from", "with", "in", "on", "of", "to", "using", "via", "and", "or", "as"}
 #: Words of a path literal that qualify no entity (``ProductsApi``, ``KeysService``).
 _NOISE = {"api", "apis", "service", "services", "rest", "rpc", "endpoint", "v"}
@@ -64,8 +65,13 @@ def _literals(path: str) -> list[str]:
 
 def operation_name(path: str | None) -> str | None:
     """The operation a path spells: ``/createAccountHolder`` -> ``createAccountHolder``,
-    ``/v1/ProductsApi/List`` -> ``list_products``; None for a resource-shaped path."""
-    literals = _literals(path or "")
+    ``/v1/ProductsApi/List`` -> ``list_products``, AWS's query protocol's ``/#Action=CreateQueue`` ->
+    ``CreateQueue`` (the action a request names); None for a resource-shaped path."""
+    action = _ACTION.search(path or "")
+    if action is not None:
+        words = split_words(action.group(1))
+        return action.group(1) if len(words) >= 2 and words[0] in _VERB_WORDS else None
+    literals = _literals((path or "").split("#")[0])
     if not literals:
         return None
     words = split_words(literals[-1])

@@ -8,6 +8,7 @@ enum) is an action.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -166,12 +167,29 @@ def _nested_body(tool: ToolSpec, entity: str) -> FieldSpec | None:
     return objects[0] if len(objects) == 1 and len(tool.params) <= 2 else None
 
 
+_METHOD_WORDS = frozenset({"get", "post", "put", "patch", "delete", "head"})
+_ACTION = re.compile(r"#Action=([A-Za-z][A-Za-z0-9]*)")
+
+
+def own_name(tool: ToolSpec) -> str:
+    """The name a tool is read by: without the HTTP method its operationId starts with where the rest
+    is the action its path names (AWS's query protocol: ``GET_CreateQueue`` at ``/#Action=CreateQueue``;
+    read as ``get``, every GET variant was a read); ``GetCertificate`` stays as it is."""
+    name = tool.original_name or tool.name
+    action = _ACTION.search(tool.path or "")
+    words = split_words(name)
+    if action is None or not tool.method or len(words) < 2 or words[0] not in _METHOD_WORDS:
+        return name
+    rest = "_".join(words[1:])
+    return rest if match_key(rest) == match_key(action.group(1)) else name
+
+
 def tool_entities(
     spec: ServiceSpec, parse: Callable[[ToolSpec], ParsedName] | None = None
 ) -> tuple[list[EntityDraft], dict[str, Target]]:
     """Entity drafts and per-tool targets of tools read by their names (MCP and function tools,
     RPC-style REST operations with ``parse`` = ``compoworld.synth.rpcpaths.parse_rest_name``)."""
-    parsed = {t.name: (parse(t) if parse else parse_tool_name(t.original_name or t.name)) for t in spec.tools}
+    parsed = {t.name: (parse(t) if parse else parse_tool_name(own_name(t))) for t in spec.tools}
     drafts: dict[str, EntityDraft] = {}
     for tool in spec.tools:
         p = parsed[tool.name]
