@@ -156,3 +156,16 @@ def test_a_part_carries_what_its_operations_reference_inside_another_parts_path_
         )
     tools = {t.name: t for t in ingest_document(json.loads(json.dumps(volume)), "v.json", name="v").tools}
     assert "per_page" in json.dumps(tools["volumes_3"].model_dump(mode="json"))
+
+
+def test_an_untagged_operation_goes_with_the_nearest_tagged_path_above_it() -> None:
+    """Graph tags no ``/.../$count``: it joins the part of the collection it counts."""
+    doc = _tagged()
+    for i in range(3):
+        doc["paths"][f"/users/calendar/{i}/$count"] = {"get": _op(f"count_calendar_{i}")}
+    doc["paths"]["/users/mail/0/$count"] = {"get": _op("count_mail")}
+    parts = {p.key: p for p in split_plan(doc, max_tools=40) or []}
+    assert ("/users/calendar/2/$count", "get") in parts["user_calendar"].operations
+    assert ("/users/mail/0/$count", "get") in parts["user_mail"].operations
+    held = [op for p in parts.values() for op in p.operations]
+    assert len(held) == len(set(held)) == count_operations(doc)

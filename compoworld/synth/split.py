@@ -6,7 +6,10 @@ word path naming what it acts on, and operations are partitioned along those pat
 until every part fits. The key is, in order of preference:
 
 * the operation's first tag, in words (``users.calendar`` -> users / calendar,
-  ``CompanyWebhooks`` -> company / webhooks), when most operations are tagged;
+  ``CompanyWebhooks`` -> company / webhooks), when most operations are tagged; an untagged one
+  takes the tag of the nearest path above it that has one (Graph tags no
+  ``/deviceManagement/auditEvents/$count``: it goes with the audit events it counts, since a
+  count, a cast or a subresource answers from the table of the part holding its collection);
 * for query-style APIs (``/#Action=DescribeVolumes``, AWS), the noun of the action
   (volume), its verb dropped;
 * otherwise the path's resource segments, after the prefix every path shares and any
@@ -157,13 +160,15 @@ def _keys(doc: dict[str, Any]) -> dict[tuple[str, str], tuple[str, ...]]:
             len(s) > shared and s[shared] == first[shared] for s in segments.values()
         ):
             shared += 1
+    tags = _path_tags(ops) if by_tag else {}
     keys: dict[tuple[str, str], tuple[str, ...]] = {}
     for path, method, op in ops:
         action = _ACTION.search(path)
         route = tuple(slugify(s) for s in segments[path][shared:] if slugify(s))
-        if by_tag and op.get("tags") and isinstance(op["tags"][0], str):
+        tag = (_tag(op) or _inherited_tag(path, tags)) if by_tag else None
+        if tag is not None:
             # a tag too big for one part splits further along the paths of its operations
-            key = tuple(w for level in re.split(r"[./:]", op["tags"][0]) for w in _words(level))
+            key = tuple(w for level in re.split(r"[./:]", tag) for w in _words(level))
             key += (_ROUTE, *route)
         elif action is not None:
             words = [w for w in split_words(action.group(1))]
@@ -174,6 +179,31 @@ def _keys(doc: dict[str, Any]) -> dict[tuple[str, str], tuple[str, ...]]:
             key = (_ROUTE, *route)
         keys[(path, method)] = key
     return keys
+
+
+def _tag(op: dict[str, Any]) -> str | None:
+    tags = op.get("tags")
+    return tags[0] if isinstance(tags, list) and tags and isinstance(tags[0], str) else None
+
+
+def _path_tags(ops: list[tuple[str, str, dict[str, Any]]]) -> dict[str, str]:
+    """Path (query and fragment dropped) -> the first tag of its operations, a ``get``'s first."""
+    out: dict[str, str] = {}
+    for path, _method, op in sorted(ops, key=lambda o: o[1] != "get"):
+        tag = _tag(op)
+        if tag is not None:
+            out.setdefault(path.split("?")[0].split("#")[0].rstrip("/"), tag)
+    return out
+
+
+def _inherited_tag(path: str, tags: dict[str, str]) -> str | None:
+    """The tag of the nearest path above ``path`` that has one (``/a/b/$count`` -> ``/a/b``'s)."""
+    segments = path.split("?")[0].split("#")[0].rstrip("/").split("/")
+    for end in range(len(segments) - 1, 1, -1):
+        tag = tags.get("/".join(segments[:end]))
+        if tag is not None:
+            return tag
+    return None
 
 
 def _common(keys: list[tuple[str, ...]]) -> tuple[str, ...]:
