@@ -20,7 +20,7 @@ from compoworld.manifest import ActionDef, ColumnDef, ToolDef
 from compoworld.runtime.echo import reflect_row
 from compoworld.runtime.generate import generate_value
 from compoworld.runtime.jsonpatch import apply_patch
-from compoworld.runtime.listquery import refuse_unhonoured
+from compoworld.runtime.listquery import ListQuery, refuse_unhonoured
 from compoworld.runtime.ops import (
     ToolFailure,
     _check_refs,
@@ -281,6 +281,13 @@ def _count(
     counted = store.by_entity[tool.action.target]
     named = {**tool.arg_columns, **tool.action.scope}
     clauses, params = [], []
+    if tool.listing is not None or tool.search_arg is not None:  # bound as a list: its filters, its search
+        try:
+            plan = ListQuery(tool, counted).plan(args)
+        except ArgumentError as exc:
+            raise ToolFailure("invalid_arguments", str(exc)) from exc
+        clauses, params = plan.where, plan.params
+        named = dict(tool.action.scope)
     for arg, column in sorted(named.items()):
         if args.get(arg) is None:
             continue

@@ -316,6 +316,32 @@ class RestBuilder:
                     return picked[1]["schema"], picked[0], (*at, "content", picked[0], "schema"), status
         return None
 
+    def _plain_number(self, rop: RestOperation) -> tuple[Any, str, tuple[object, ...], int] | None:
+        """A 2xx answer declared only as ``text/plain`` whose schema is an integer (Graph's
+        ``/$count``, ``ODataCountResponse``): its digits read as that JSON number, so a count's
+        answer has a schema to be checked against; (schema, media, pointer, status), or None."""
+        responses = rop.op.get("responses")
+        if not isinstance(responses, dict):
+            return None
+        codes = sorted(str(k) for k in responses if re.fullmatch(r"2\d\d", str(k)))
+        codes += [str(k) for k in responses if str(k).upper() == "2XX"]
+        by_str = {str(k): v for k, v in responses.items()}
+        for code in codes:
+            resp, at = self.r.deref(by_str[code], (*rop.at, "responses", code))
+            content = resp.get("content") if isinstance(resp, dict) else None
+            for media, value in content.items() if isinstance(content, dict) else ():
+                if str(media).lower().split(";")[0].strip() != "text/plain" or not isinstance(value, dict):
+                    continue
+                schema, _ = self.r.deref(value.get("schema"), (*at, "content", media, "schema"))
+                if isinstance(schema, dict) and schema.get("type") == "integer":
+                    return (
+                        value["schema"],
+                        str(media),
+                        (*at, "content", media, "schema"),
+                        (int(code) if code.isdigit() else 200),
+                    )
+        return None
+
     def _success_status(self, rop: RestOperation) -> int | None:
         """The lowest declared 2xx status (a spec that declares only 204 answers without a body)."""
         responses = rop.op.get("responses")
@@ -403,7 +429,7 @@ class RestBuilder:
         fields: list[FieldSpec] = []
         response_entity = None
         success_status = self._success_status(rop)
-        found = self._response(rop)
+        found = self._response(rop) or self._plain_number(rop)
         xml_wire = None
         if found is not None:
             raw_schema, media, at, success_status = found

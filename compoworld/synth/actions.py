@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compoworld.manifest import ActionDef, ColumnDef, EntityDef
+from compoworld.manifest import ActionDef, ColumnDef, EntityDef, ListBinding
 from compoworld.specs.model import ToolSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import entity_name, split_words
@@ -65,6 +65,8 @@ class ActionBinding:
     arg_columns: dict[str, str] = field(default_factory=dict)
     body_arg: str | None = None
     refused: dict[str, str] = field(default_factory=dict)  # argument -> why it cannot be honoured
+    listing: ListBinding | None = None  # a count bound as a list: its filters, refusals, defaults
+    search_arg: str | None = None  # a count bound as a list: its free-text query
 
 
 def _verb_words(tool: ToolSpec) -> tuple[list[str], list[str], bool]:
@@ -710,7 +712,14 @@ def _bind(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionB
         return _singleton(tool, record)
     whole = bind_count(tool, target, inference) or bind_clear_all(tool, target, inference)
     if whole is not None:  # ``POST /v1/ProductsApi/Count {key}``, ``DELETE /__admin/mappings``
-        return ActionBinding(whole[0], whole[1], None, whole[2])
+        return ActionBinding(
+            whole.entity,
+            whole.action,
+            None,
+            whole.arg_columns,
+            listing=whole.listing,
+            search_arg=whole.search_arg,
+        )
     if (tool.method or "POST").upper() in _READ_METHODS:
         return _lookup(tool, target, inference)
     path_words, name_words, on_item = _verb_words(tool)

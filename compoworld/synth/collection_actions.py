@@ -7,26 +7,45 @@ top-level collection with no arguments at all (``DELETE /__admin/mappings``) del
 it, and a later list is empty. Both bind only where every argument has its place (a column, a
 parent), so no argument is silently ignored, and where the spec's answer has room for what the
 state knows (a number; an empty body).
+
+A count whose arguments are those of a list rather than columns (Graph's ``GET /users/$count``
+with ``$search`` and ``$filter``, Autotask's ``query/count?search=``) binds them as the list of the
+same rows does (``listparams.ListBinder``): a free-text query searches the rows' text, a range or
+set filter is a filter, and an optional one the rows cannot answer is refused by name at any value
+but its default. It counts what the list with those arguments would hold; a count that pages
+(a limit, an offset, a cursor) counts nothing a list does, and stays with the world model.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from compoworld.manifest import ActionDef, EntityDef
+from compoworld.manifest import ActionDef, EntityDef, ListBinding
 from compoworld.specs.model import ToolSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import split_words
 from compoworld.synth.action_args import column_named, parent_columns
 from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.listparams import ListBinder
 from compoworld.synth.paths import parse_path
 from compoworld.synth.schemas import merged_properties
 
 __all__ = ["CollectionBinding", "bind_clear_all", "bind_count", "count_answer"]
 
-#: What one count answers: (entity, action, argument -> the column it filters).
-CollectionBinding = tuple[str, ActionDef, dict[str, str]]
 _NO_ANSWER = object()
+
+
+@dataclass
+class CollectionBinding:
+    """What one action over a collection does: its entity, the action, the argument -> column
+    equalities, and (a count bound as a list is) the rest of the list's binding."""
+
+    entity: str
+    action: ActionDef
+    arg_columns: dict[str, str]
+    listing: ListBinding | None = None
+    search_arg: str | None = None
 
 
 def _one_alternative(schema: Any) -> Any:
@@ -93,12 +112,28 @@ def bind_count(tool: ToolSpec, target: Target, inference: EntityInference) -> Co
     parents = parent_columns(target, entity)
     if set(target.parent_params) - set(parents):  # a parent the rows do not reference
         return None
-    filters = _filters(tool, entity, parents)
-    if filters is None:
-        return None
     action = ActionDef(kind="count", verb="count", target=entity.name, scope=parents, returns="body")
     action.answer = answer if isinstance(answer, str) else None
-    return entity.name, action, filters
+    filters = _filters(tool, entity, parents)
+    if filters is not None:
+        return CollectionBinding(entity.name, action, filters)
+    return _listed_count(tool, entity, parents, action)
+
+
+def _listed_count(
+    tool: ToolSpec, entity: EntityDef, parents: dict[str, str], action: ActionDef
+) -> CollectionBinding | None:
+    """The count with its arguments bound as a list's (see the module docstring), or None where
+    one is required and names nothing, or one pages."""
+    binder = ListBinder(entity, parents)
+    binder.bind(list(tool.params))
+    listing = binder.listing
+    pages = {"limit_arg", "offset_arg"} & set(binder.fields) or listing.cursor_arg or listing.before_arg
+    if binder.problem is not None or pages or listing.headers:
+        return None
+    columns = {a: c for a, c in binder.arg_columns.items() if a not in parents}
+    search = binder.fields.get("search_arg")
+    return CollectionBinding(entity.name, action, columns, listing, search)
 
 
 def bind_clear_all(tool: ToolSpec, target: Target, inference: EntityInference) -> CollectionBinding | None:
@@ -118,4 +153,6 @@ def bind_clear_all(tool: ToolSpec, target: Target, inference: EntityInference) -
         return None
     if any(c.ref == entity.name for e in inference.entities if e.name != entity.name for c in e.columns):
         return None  # other rows reference these: deleting them all would leave dangling references
-    return entity.name, ActionDef(kind="clear", verb="delete", target=entity.name, returns="body"), {}
+    return CollectionBinding(
+        entity.name, ActionDef(kind="clear", verb="delete", target=entity.name, returns="body"), {}
+    )
