@@ -39,6 +39,7 @@ from compoworld.runtime.rest import (
     route_path,
 )
 from compoworld.runtime.service import ServiceRuntime
+from compoworld.runtime.shape import Shaper
 from compoworld.runtime.state import SEED_VIEW
 from compoworld.runtime.wire import media_kind
 from compoworld.sanitize import Limits
@@ -273,6 +274,12 @@ def _build_admin_router(settings: Settings) -> APIRouter:
     return router
 
 
+def _refusal(shaper: Shaper, result: ToolResult) -> Response:
+    """A request no operation of a shared route fits, refused in the route's error layout (the first
+    operation's: an XML API answers its XML error)."""
+    return rest_response(result, shaper)
+
+
 def _body_media(runtime: ServiceRuntime, name: str) -> str:
     """The media kind of a tool's request body ("" when it takes none)."""
     defn = runtime.tools[name].defn
@@ -367,7 +374,8 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
                         rest_handler(runtime, n, limit, _episode_of),
                     )
                     for p, n in served
-                ]
+                ],
+                functools.partial(_refusal, runtime.tools[served[0][1]].shaper),
             )
         app.router.routes.append(_spec_route(route_path(route), handler, method, served[0][1]))
     app.openapi = functools.cache(lambda: openapi_document(m, plan))  # type: ignore[method-assign]

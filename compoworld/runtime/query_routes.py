@@ -114,8 +114,12 @@ def route_groups(spec_routes: list[tuple[str, str, str]]) -> dict[tuple[str, str
     return groups
 
 
-def dispatching_handler(variants: list[tuple[QueryTemplate, Handler]]) -> Handler:
-    """One route's handler for the operations sharing it: the most specific whose query it fits."""
+def dispatching_handler(
+    variants: list[tuple[QueryTemplate, Handler]], refuse: Callable[[ToolResult], Response] | None = None
+) -> Handler:
+    """One route's handler for the operations sharing it: the most specific whose query it fits; a
+    request that fits none is refused by ``refuse`` (the route's own error layout: an XML API's XML),
+    else as the JSON envelope."""
     ordered = sorted(enumerate(variants), key=lambda iv: (-iv[1][0].specificity, iv[0]))
     by_media = len({template.media for template, _ in variants}) > 1
 
@@ -131,7 +135,9 @@ def dispatching_handler(variants: list[tuple[QueryTemplate, Handler]]) -> Handle
         if fitting:
             return await fitting[0][1](request)
         wanted = " or ".join(template.wants() for template, _ in variants)
-        refused = ToolResult.fail("invalid_arguments", f"{request.url.path} takes {wanted}")
+        refused = ToolResult.fail("invalid_arguments", f"{request.url.path} takes {wanted}", status=400)
+        if refuse is not None:
+            return refuse(refused)
         body = json.dumps(refused.envelope(), ensure_ascii=False, separators=(",", ":"))
         return Response(body, status_code=400, media_type="application/json")
 
