@@ -179,7 +179,8 @@ def main() -> int:
     calls = sum(t.calls for t in stateful)
     conforming = sum(t.conforming for t in stateful)
     failing = [(r.service, t) for r in reports for t in r.tools if not t.passed and t.backend != "simulated"]
-    print(f"documents: {len(docs)} sampled (10-60 operations, seed {ns.seed}) -> {out}")
+    size = "up to 120 operations, XML-only success bodies" if ns.xml else "10-60 operations"
+    print(f"documents: {len(docs)} sampled ({size}, seed {ns.seed}) -> {out}")
     print(f"built: {len(built.services)}/{len(docs)}; tools {built.tools}, implemented {built.implemented}")
     share = conforming / calls if calls else 0.0
     print(

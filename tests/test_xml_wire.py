@@ -25,6 +25,7 @@ from compoworld.contracts import ToolResult
 from compoworld.manifest import ResponseShape, ToolDef, XmlWire, load_manifest, parse_manifest
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.app import create_service_app
+from compoworld.runtime.aws_query import flatten, unflatten
 from compoworld.runtime.xml_body import parse, render
 from compoworld.settings import Settings
 from compoworld.synth.twin_xml import xml_body_problems
@@ -75,9 +76,28 @@ def _aws_doc() -> dict[str, Any]:
             "Colour": {"type": "string"},
             "Size": {"type": "integer"},
             "Enabled": {"type": "boolean"},
+            "Labels": {"type": "array", "items": {"type": "string"}},
         },
     }
     missing = {"480": "NoSuchEntityException"}
+    create = _aws_op(
+        "CreateWidget",
+        [
+            _query("WidgetName"),
+            _query("Colour", False),
+            {"name": "Size", "in": "query", "schema": {"type": "integer"}},
+            {"name": "Enabled", "in": "query", "schema": {"type": "boolean"}},
+            {"name": "Labels", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}},
+        ],
+        "CreateWidgetResult",
+        {"480": "EntityAlreadyExistsException"},
+    )
+    posted = {  # the POST variant, as aws2openapi writes it: the arguments as a text/xml body
+        **create["get"],
+        "operationId": "POST_CreateWidget",
+        "parameters": [_constant("Action", "CreateWidget"), _constant("Version", _VERSION)],
+        "requestBody": {"content": {"text/xml": {"schema": _ref("CreateWidgetRequest")}}},
+    }
     return {
         "openapi": "3.0.0",
         "info": {"title": "Widget Service", "version": _VERSION, "x-serviceName": "widgets"},
@@ -100,23 +120,14 @@ def _aws_doc() -> dict[str, Any]:
                     "type": "object",
                     "properties": {"Widgets": _ref("WidgetList"), "Marker": {"type": "string"}},
                 },
+                "CreateWidgetRequest": {**widget, "title": "CreateWidgetRequest"},
                 "NoSuchEntityException": {},
                 "EntityAlreadyExistsException": {},
             },
         },
         "security": [{"hmac": []}],
         "paths": {
-            "/#Action=CreateWidget": _aws_op(
-                "CreateWidget",
-                [
-                    _query("WidgetName"),
-                    _query("Colour", False),
-                    {"name": "Size", "in": "query", "schema": {"type": "integer"}},
-                    {"name": "Enabled", "in": "query", "schema": {"type": "boolean"}},
-                ],
-                "CreateWidgetResult",
-                {"480": "EntityAlreadyExistsException"},
-            ),
+            "/#Action=CreateWidget": {"get": create["get"], "post": posted},
             "/#Action=GetWidget": _aws_op("GetWidget", [_query("WidgetName")], "GetWidgetResult", missing),
             "/#Action=ListWidgets": _aws_op("ListWidgets", [], "ListWidgetsResult", {}),
             "/#Action=DeleteWidget": _aws_op("DeleteWidget", [_query("WidgetName")], None, missing),
@@ -268,6 +279,59 @@ def test_aws_query_round_trip_in_the_layout_boto3_parses(widgets: Path) -> None:
     assert _child(error, "Error", "Code").text == "NoSuchEntity"
     assert _child(error, "Error", "Type").text == "Sender"
     assert _child(error, "RequestId").text
+
+
+def test_a_query_protocol_client_posts_a_form_of_flat_keys(widgets: Path) -> None:
+    """boto3 posts ``Action=..&Version=..&Labels.member.1=..`` as a form, with no query string."""
+    form = (
+        "Action=CreateWidget&Version=2020-01-01&WidgetName=posted&Size=2&Labels.member.1=a&Labels.member.2=b"
+    )
+
+    async def run() -> list[httpx.Response]:
+        settings = Settings.defaults(admin_token=_TOKEN)
+        app = create_service_app(ServiceRuntime.from_folder(widgets, settings), settings)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc") as c:
+            admin = {"Authorization": f"Bearer {_TOKEN}"}
+            await c.post("/_compoworld/admin/episodes", json={"episode_id": "f"}, headers=admin)
+            episode = {"X-Episode-Id": "f"}
+            form_type = {"content-type": "application/x-www-form-urlencoded"}
+            made = await c.post("/", content=form, headers={**episode, **form_type})
+            read = await c.get(_q("GetWidget", WidgetName="posted"), headers=episode)
+            listed = await c.get(f"{_q('CreateWidget', WidgetName='got')}&Labels.member.1=x", headers=episode)
+        return [made, read, listed]
+
+    made, read, by_get = asyncio.run(run())
+    assert made.status_code == 200, made.text
+    assert _local(ET.fromstring(made.content).tag) == "CreateWidgetResponse"
+    widget = _child(ET.fromstring(read.content), "GetWidgetResult", "Widget")
+    assert [m.text for m in _child(widget, "Labels")] == ["a", "b"]
+    assert _child(widget, "Size").text == "2"
+    assert by_get.status_code == 200, by_get.text
+    got = _child(ET.fromstring(by_get.content), "CreateWidgetResult", "Widget", "Labels")
+    assert [m.text for m in got] == ["x"] and {_local(m.tag) for m in got} == {"member"}
+
+
+def test_query_protocol_keys_round_trip() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "Tags": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"Key": {"type": "string"}, "Value": {"type": "string"}},
+                },
+            },
+            "Attributes": {"type": "object", "additionalProperties": {"type": "string"}},
+            "Ids": {"type": "array", "xml": {"wrapped": False}, "items": {"type": "string"}},
+        },
+    }
+    value = {"Tags": [{"Key": "env", "Value": "prod"}], "Attributes": {"Delay": "5"}, "Ids": ["a", "b"]}
+    pairs = flatten("Req", value, schema)
+    assert ("Req.Tags.member.1.Key", "env") in pairs and ("Req.Attributes.entry.1.key", "Delay") in pairs
+    assert ("Req.Ids.2", "b") in pairs  # a flattened list: no ``member``
+    split = [(k.split(".")[1:], v) for k, v in pairs]
+    assert unflatten(split, schema) == value
 
 
 def test_uniform_data_is_the_json_of_the_same_content(widgets: Path) -> None:

@@ -376,6 +376,7 @@ def create_service_app(target: ServiceRuntime | Path, settings: Settings) -> Fas
                     for p, n in served
                 ],
                 functools.partial(_refusal, runtime.tools[served[0][1]].shaper),
+                limit,
             )
         app.router.routes.append(_spec_route(route_path(route), handler, method, served[0][1]))
     app.openapi = functools.cache(lambda: openapi_document(m, plan))  # type: ignore[method-assign]

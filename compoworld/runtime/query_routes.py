@@ -115,7 +115,9 @@ def route_groups(spec_routes: list[tuple[str, str, str]]) -> dict[tuple[str, str
 
 
 def dispatching_handler(
-    variants: list[tuple[QueryTemplate, Handler]], refuse: Callable[[ToolResult], Response] | None = None
+    variants: list[tuple[QueryTemplate, Handler]],
+    refuse: Callable[[ToolResult], Response] | None = None,
+    limit: int = 1 << 20,
 ) -> Handler:
     """One route's handler for the operations sharing it: the most specific whose query it fits; a
     request that fits none is refused by ``refuse`` (the route's own error layout: an XML API's XML),
@@ -125,6 +127,14 @@ def dispatching_handler(
 
     async def handler(request: Request) -> Response:
         query = dict(request.query_params)
+        size = request.headers.get("content-length", "")
+        small = size.isdigit() and int(size) <= limit  # a larger body is the handler's to refuse
+        if small and media_kind(request.headers.get("content-type")) == "form":  # AWS's query protocol posts
+            # ``Action=CreateQueue&Version=...`` in a form body: its fields pick the operation too
+            fields = parse_qsl(
+                (await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True
+            )
+            query = {**dict(fields), **query}
         fitting = [(t, run) for _, (t, run) in ordered if t.fits(query, request.headers)]
         if by_media and len(fitting) > 1:  # one path, bodies in different media: the Content-Type says
             sent = media_kind(request.headers.get("content-type"))

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
 from compoworld.manifest import ToolDef
+from compoworld.runtime.aws_query import flatten, unflatten
 from compoworld.runtime.validate import coerce_text
 
 __all__ = ["WireFormat", "WireRequest", "encode", "media_kind", "parse_form"]
@@ -79,6 +80,8 @@ class WireFormat:
             tool.wire_names,
             tool.body_whole,
         )
+        #: AWS's query protocol: ``Tags.member.1.Key=env`` names a member of the argument ``Tags``.
+        self.aws_query = aws_query_of(tool)
 
     def _compile(
         self,
@@ -89,6 +92,7 @@ class WireFormat:
         whole_body: str | None,
     ) -> None:
         self.props: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if isinstance(v, dict)}
+        self.aws_query = False
         self.locations = locations
         self.styles = styles
         self.whole_body = whole_body
@@ -185,10 +189,15 @@ class WireFormat:
         """Query or form items: repeated keys, delimited arrays, bracketed and deepObject names."""
         seen: dict[str, list[str]] = {}
         nested: dict[str, dict[str, Any]] = {}
+        dotted: dict[str, list[tuple[list[str], str]]] = {}
         for key, value in items:
             arg = self.arg_of(key, where)
             if arg in self.props:
                 seen.setdefault(arg, []).append(value)
+                continue
+            head, dot, rest = key.partition(".")
+            if self.aws_query and dot and self.arg_of(head, where) in self.props:
+                dotted.setdefault(self.arg_of(head, where), []).append((rest.split("."), value))
                 continue
             split = _bracketed(key)
             base = self.arg_of(split[0]) if split else None
@@ -208,6 +217,9 @@ class WireFormat:
         }
         for arg, obj in nested.items():
             out.setdefault(arg, _coerce_tree(obj, self.props.get(arg, {})))
+        for arg, pairs in dotted.items():
+            schema = self.props.get(arg, {})
+            out.setdefault(arg, _coerce_value(unflatten(pairs, schema), schema))
         return out
 
     def _text(self, arg: str, values: list[Any], delimiter: str) -> Any:
@@ -309,6 +321,28 @@ def _coerce_tree(obj: dict[str, Any], schema: dict[str, Any]) -> Any:
     return out
 
 
+def _coerce_value(value: Any, schema: dict[str, Any]) -> Any:
+    """Text leaves of an already shaped value (lists and objects) as their schema's types."""
+    if isinstance(value, list):
+        raw = schema.get("items")
+        return [_coerce_value(v, raw if isinstance(raw, dict) else {}) for v in value]
+    if isinstance(value, dict):
+        raw_props = schema.get("properties")
+        props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
+        extra = schema.get("additionalProperties")
+        return {
+            k: _coerce_value(v, props.get(k) or (extra if isinstance(extra, dict) else {}))
+            for k, v in value.items()
+        }
+    return _from_text(str(value), schema)
+
+
+def aws_query_of(tool: ToolDef) -> str | None:
+    """``aws-query`` or ``aws-ec2`` for a tool of AWS's query protocol (its answer's layout says so)."""
+    wire = tool.response.xml if tool.response is not None else None
+    return wire.protocol if wire is not None and wire.protocol in ("aws-query", "aws-ec2") else None
+
+
 def _coerce_node(value: Any, schema: dict[str, Any]) -> Any:
     return _coerce_tree(value, schema) if isinstance(value, dict) else _from_text(str(value), schema)
 
@@ -371,11 +405,15 @@ def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
     path = (tool.path or f"/tools/{tool.name}").partition("#")[0]  # a client never sends the fragment
     request = WireRequest(method=tool.method, path=path or "/")
     body: dict[str, Any] = {}
+    aws = aws_query_of(tool)  # AWS's query protocol: flat ``A.member.1`` keys, a form body
+    props = tool.input_schema.get("properties") or {}
     for arg, value in args.items():
         where = tool.arg_locations.get(arg, "body")
         wire = tool.wire_names.get(arg, arg)
         if where == "path":
             request.path = request.path.replace("{" + arg + "}", quote(_text_of(value), safe=""))
+        elif where == "query" and aws:
+            request.params += flatten(wire, value, props.get(arg), flat_lists=aws == "aws-ec2")
         elif where == "query":
             request.params += _query_pairs(wire, value, tool.arg_styles.get(arg))
         elif where == "header":
@@ -389,9 +427,22 @@ def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
             )
         else:
             body[wire] = value
-    if body:
+    if body and aws:
+        pairs = [
+            p for k, v in body.items() for p in flatten(k, v, _prop_of(tool, k), flat_lists=aws == "aws-ec2")
+        ]
+        request.content = urlencode(pairs).encode()
+        request.headers["content-type"] = "application/x-www-form-urlencoded"
+    elif body:
         request.content, request.headers["content-type"] = _fields(body, tool)
     return request
+
+
+def _prop_of(tool: ToolDef, wire: str) -> Any:
+    """The schema of the argument a body key (the spec's name) belongs to."""
+    props = tool.input_schema.get("properties") or {}
+    arg = next((a for a, w in tool.wire_names.items() if w == wire), wire)
+    return props.get(arg)
 
 
 def _fields(body: dict[str, Any], tool: ToolDef) -> tuple[bytes, str]:
