@@ -332,6 +332,10 @@ def test_query_protocol_keys_round_trip() -> None:
     assert ("Req.Ids.2", "b") in pairs  # a flattened list: no ``member``
     split = [(k.split(".")[1:], v) for k, v in pairs]
     assert unflatten(split, schema) == value
+    empty = {"Tags": [{"Key": "k", "Value": "v"}, {}], "Attributes": {}, "Ids": []}  # ``Prefix=``
+    pairs = flatten("Req", empty, schema)
+    assert ("Req.Attributes", "") in pairs and ("Req.Tags.member.2", "") in pairs
+    assert unflatten([(k.split(".")[1:], v) for k, v in pairs], schema) == empty
 
 
 def test_uniform_data_is_the_json_of_the_same_content(widgets: Path) -> None:

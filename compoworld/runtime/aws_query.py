@@ -3,7 +3,8 @@
 A query-protocol client (boto3, the AWS CLI) sends every argument as a flat key, in the query
 string or a form body: a structure's member as ``Prefix.Member``, a list's items as
 ``Prefix.member.N`` (``Prefix.N`` where the list is flattened, ``xml: {wrapped: false}``, and always
-in EC2's flavour), a map's as ``Prefix.entry.N.key`` / ``Prefix.entry.N.value``, numbering from 1.
+in EC2's flavour), a map's as ``Prefix.entry.N.key`` / ``Prefix.entry.N.value``, numbering from 1;
+an empty list or map as ``Prefix=``.
 ``unflatten`` reads such keys back by the argument's schema; ``flatten`` writes them (the
 conformance checker's client).
 """
@@ -53,6 +54,8 @@ def flatten(
     schema = schema if isinstance(schema, dict) else {}
     if depth > _MAX_DEPTH:
         return [(prefix, _text(value))]
+    if value == [] or value == {}:  # an empty list or map is its name with no value (botocore's)
+        return [(prefix, "")]
     if isinstance(value, list):
         items = schema.get("items")
         wrapped = (schema.get("xml") or {}).get("wrapped") if isinstance(schema.get("xml"), dict) else None
@@ -94,9 +97,13 @@ def unflatten(pairs: list[tuple[list[str], str]], schema: Any) -> Any:
 
 
 def _build(node: Any, schema: Any, depth: int) -> Any:
+    schema = schema if isinstance(schema, dict) else {}
+    if node == "" and "array" in _types(schema):  # ``Prefix=``: an empty list or map
+        return []
+    if node == "" and (_is_map(schema) or "object" in _types(schema)):
+        return {}
     if not isinstance(node, dict) or depth > _MAX_DEPTH:
         return node
-    schema = schema if isinstance(schema, dict) else {}
     if "array" in _types(schema):
         inner: Any = node
         if len(inner) == 1 and not next(iter(inner)).isdigit():  # ``.member.N`` (or a named item)
