@@ -430,6 +430,24 @@ class ToolDef(BaseModel):
         default=None,
         description="The declared success body and where its rows sit (None: CompoWorld's own shape).",
     )
+    fixed_headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Header -> the one value the spec allows (``X-Amz-Target``): sent on the REST route, not an argument.",
+    )
+    fixed_query: dict[str, str] = Field(
+        default_factory=dict,
+        description="Query parameter -> the one value the spec allows (``Action``): sent, not an argument.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_no_fixed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fixed parameters are written only where a tool has them, so manifests written
+        before they existed (the starter's) stay byte for byte what they were."""
+        out: dict[str, Any] = handler(self)
+        for key in ("fixed_headers", "fixed_query"):
+            if not out.get(key):
+                out.pop(key, None)
+        return out
 
     @property
     def shape(self) -> ResponseShape:

@@ -296,11 +296,14 @@ def _literal_length(route: str) -> int:
 def _named_params(runtime: ServiceRuntime, name: str) -> dict[str, str]:
     """A tool's query and header parameters by their names on the wire: where each is sent."""
     defn = runtime.tools[name].defn
-    return {
+    named = {
         defn.wire_names.get(arg, arg): where
         for arg, where in defn.arg_locations.items()
         if where in ("query", "header")
     }
+    named.update(dict.fromkeys(defn.fixed_query, "query"))
+    named.update(dict.fromkeys(defn.fixed_headers, "header"))
+    return named
 
 
 def _spec_route(

@@ -130,6 +130,11 @@ def _parameters(tool: ToolDef, manifest: ServiceManifest | None = None) -> list[
         if isinstance(schema, dict) and isinstance(schema.get("description"), str):
             param["description"] = schema["description"][:500]
         out.append({**param, **_style(tool, arg)})
+    for where, fixed in (("query", tool.fixed_query), ("header", tool.fixed_headers)):
+        out += [
+            {"name": name, "in": where, "required": True, "schema": {"type": "string", "enum": [value]}}
+            for name, value in fixed.items()
+        ]
     return [*out, _EPISODE_HEADER]
 
 

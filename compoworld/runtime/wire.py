@@ -73,6 +73,8 @@ class WireFormat:
     """Decodes REST requests into one tool's arguments (compiled once per tool)."""
 
     def __init__(self, tool: ToolDef) -> None:
+        #: Query keys the operation fixes (``Action=CreateUser``): they pick it, they are no argument.
+        self.fixed_query = frozenset(tool.fixed_query)
         self._compile(
             tool.input_schema.get("properties") or {},
             dict(tool.arg_locations),
@@ -155,7 +157,8 @@ class WireFormat:
         for name, value in path_params.items():
             arg = name if name in self.props else self.arg_of(name, "path")
             args[arg] = coerce_text(value, self.props.get(arg, {}))
-        for arg, value in self._strings(query, "query").items():
+        kept = [(k, v) for k, v in query if k not in self.fixed_query] if self.fixed_query else query
+        for arg, value in self._strings(kept, "query").items():
             args.setdefault(arg, value)
         for wire, arg in self.headers.items():
             text = headers.get(wire)
@@ -435,6 +438,8 @@ def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
         request.headers["content-type"] = "application/x-www-form-urlencoded"
     elif body:
         request.content, request.headers["content-type"] = _fields(body, tool)
+    request.headers.update(tool.fixed_headers)  # what picks the operation (``X-Amz-Target``)
+    request.params += list(tool.fixed_query.items())
     return request
 
 

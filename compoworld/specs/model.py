@@ -156,6 +156,14 @@ class ToolSpec(BaseModel):
     )
     tags: list[str] = Field(default_factory=list, description="Tags / groups from the source.")
     pointer: str = Field(default="", description="JSON pointer of the operation in the source document.")
+    fixed_headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Header -> the one value the source allows (AWS's ``X-Amz-Target``): sent, not an argument.",
+    )
+    fixed_query: dict[str, str] = Field(
+        default_factory=dict,
+        description="Query parameter -> the one value the source allows (``Action``, ``Version``): sent, not an argument.",
+    )
 
 
 class ServiceSpec(BaseModel):

@@ -33,6 +33,10 @@ _TRANSPORT_HEADERS = frozenset(
     {"accept", "content-type", "content-length", "user-agent", "accept-encoding", "host", "connection"}
 )
 _AUTH_FRAGMENTS = ("api-key", "apikey", "api_key")
+#: AWS Signature Version 4's request headers: the SDK's signer writes them, no caller does.
+_SIGNING_HEADER = re.compile(
+    r"^x-amz-(algorithm|credential|date|signedheaders|signature|content-sha256|security-token)$"
+)
 _AUTH_WORDS = frozenset({"auth", "authorization", "token", "secret", "password", "signature", "credentials"})
 _AUTH_QUERY = frozenset(
     {"access_token", "oauth_token", "api_key", "apikey", "api-key", "apitoken", "api_token"}
@@ -104,6 +108,26 @@ _CONTEXT_HEADER = re.compile(
 )
 
 
+def one_value(param: FieldSpec) -> str | None:
+    """The one value a header or query parameter may take (AWS's ``X-Amz-Target:
+    CertificateManager.DeleteCertificate``, its query protocol's ``Action=DescribeAddresses`` and
+    ``Version=2016-11-15``), as it travels; None for any other parameter. It picks the operation a
+    request goes to: the client sends it, no caller chooses it."""
+    values = param.json_schema.get("enum")
+    if param.location not in ("header", "query") or not isinstance(values, list) or len(values) != 1:
+        return None
+    value = values[0]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, str | int | float) else None
+
+
+def _fixed(params: list[FieldSpec], fixed: dict[str, str], where: str) -> dict[str, str]:
+    return {
+        p.original_name or p.name: fixed[p.name] for p in params if p.name in fixed and p.location == where
+    }
+
+
 class RestBuilder:
     """Turns the RestOperations of one document into ToolSpecs (names are chosen by the caller)."""
 
@@ -133,6 +157,7 @@ class RestBuilder:
                 or low in _AUTH_HEADERS
                 or low in _TRANSPORT_HEADERS
                 or low in self.auth_headers
+                or _SIGNING_HEADER.match(low) is not None
                 or any(f in low for f in _AUTH_FRAGMENTS)
                 or not _AUTH_WORDS.isdisjoint(re.split(r"[-_. ]+", low))
             )
@@ -140,6 +165,7 @@ class RestBuilder:
             return (
                 low in _AUTH_QUERY
                 or low in self.auth_query
+                or _SIGNING_HEADER.match(low) is not None  # a presigned URL's signature
                 or (low == "key" and "api key" in description.lower())
             )
         return where == "cookie"
@@ -423,6 +449,9 @@ class RestBuilder:
         """The ToolSpec of one operation, named ``name``; body and output each within half the node budget."""
         taken: set[str] = set()
         params = self._params(rop, taken)
+        params_all = params
+        fixed = {p.name: value for p in params if (value := one_value(p)) is not None}
+        params = [p for p in params if p.name not in fixed]
         body, body_is_object, body_entity, body_media = self._body(rop, params, taken)
         params += body
         output_schema = None
@@ -487,4 +516,6 @@ class RestBuilder:
             xml_error_statuses=xml_errors,
             tags=[str(t) for t in tags if isinstance(t, str | int)] if isinstance(tags, list) else [],
             pointer=self._ptr(rop.at),
+            fixed_headers=_fixed(params_all, fixed, "header"),
+            fixed_query=_fixed(params_all, fixed, "query"),
         )

@@ -364,6 +364,8 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
         arg_styles=_arg_styles(tool),
         body_media=tool.body_media,
         body_whole=_whole_body(tool),
+        fixed_headers=tool.fixed_headers,
+        fixed_query=tool.fixed_query,
     )
 
 
@@ -434,6 +436,8 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
         arg_styles=_arg_styles(tool),
         body_media=tool.body_media,
         body_whole=_whole_body(tool),
+        fixed_headers=tool.fixed_headers,
+        fixed_query=tool.fixed_query,
         arg_columns=binding.get("arg_columns", {}) if implemented else {},
         pk_arg=binding.get("pk_arg") if implemented else None,
         body_arg=binding.get("body_arg") if implemented else None,

@@ -120,16 +120,19 @@ def parse_tool_name(name: str) -> ParsedName:
 _BARE_KEYS = {"name", "arn"}
 
 
-def bare_key_param(tool: ToolSpec) -> FieldSpec | None:
-    """The one bare ``name`` or ``arn`` argument the operation requires, or None: the row's key
-    where no argument names the entity (``GetModelManifest {name}``) and no other tool of the
-    entity names its key otherwise (``tool_entities`` and ``drafts._pick_pk`` take it last)."""
+def bare_key_param(tool: ToolSpec, entity: str) -> FieldSpec | None:
+    """The one bare ``name`` or ``arn`` argument the operation requires (or one named by the
+    entity's last word: ``GetDevEndpoint {EndpointName}``), or None: the row's key where no
+    argument names the entity (``GetModelManifest {name}``) and no other tool of the entity names
+    its key otherwise (``tool_entities`` and ``drafts._pick_pk`` take it last)."""
+    last = entity.rsplit("_", 1)[-1]
+    names = _BARE_KEYS | {match_key(f"{last}_{key}") for key in ("name", "arn", "id")}
     bare = [
         p
         for p in tool.params
         if p.required
         and json_type(p.json_schema) not in ("array", "object")
-        and match_key(p.original_name or p.name) in _BARE_KEYS
+        and match_key(p.original_name or p.name) in names
     ]
     return bare[0] if len(bare) == 1 else None
 
@@ -200,7 +203,7 @@ def tool_entities(
         reads_row = p.operation in ("read", "update", "delete")
         if reads_row and id_param is not None and all(q.name != id_param.name for q in draft.pk_params):
             draft.pk_params.append(id_param)
-        bare = bare_key_param(tool) if reads_row and id_param is None else None
+        bare = bare_key_param(tool, p.entity) if reads_row and id_param is None else None
         if bare is not None and all(q.name != bare.name for q in draft.bare_keys):
             draft.bare_keys.append(bare)
             id_param = bare  # a create or update does not set its key's column from it either
@@ -223,7 +226,7 @@ def tool_entities(
             target = Target(p.entity, p.operation)
             id_param = find_id_param(tool, p.entity)
             if id_param is None and not usable[p.entity].pk_params:
-                id_param = bare_key_param(tool)
+                id_param = bare_key_param(tool, p.entity)
             if p.operation in ("read", "update", "delete") and id_param is not None:
                 target.pk_param = id_param.name
             targets[tool.name] = target

@@ -1,0 +1,209 @@
+"""What a client sends that no caller chooses: AWS's request-signing headers and the parameters
+that pick an operation (``X-Amz-Target: Widgets.CreateWidget``, the query protocol's
+``Action=CreateWidget&Version=2020-01-01``).
+
+The signing headers (``X-Amz-Date``, ``X-Amz-Credential``...) are credentials: no argument, no
+column. A header or query parameter with one allowed value is sent with every request on the REST
+route and described in the service's ``/openapi.json``, but it is no argument of the tool: an
+agent never has to pass ``X_Amz_Target``. Built from inline documents (real synthesis and
+verification), called over real HTTP (ASGI) with real SQLite state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from compoworld.corpus import corpus_root
+from compoworld.errors import LibraryError
+from compoworld.manifest import load_manifest
+from compoworld.runtime import ServiceRuntime
+from compoworld.runtime.app import create_service_app
+from compoworld.runtime.wire import encode
+from compoworld.settings import Settings
+from compoworld.specs import load_spec
+from compoworld.synth.entities import infer_entities
+from tests.inline_service import build_inline
+
+_SIGNING = [
+    "X-Amz-Content-Sha256",
+    "X-Amz-Date",
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-SignedHeaders",
+]
+_WIDGET = {
+    "type": "object",
+    "properties": {"WidgetId": {"type": "string"}, "Name": {"type": "string"}, "Color": {"type": "string"}},
+}
+
+
+def _header(name: str, values: list[str] | None = None, required: bool = False) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    if values:
+        schema["enum"] = values
+    return {"name": name, "in": "header", "required": required, "schema": schema}
+
+
+def _query(name: str, value: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": True, "schema": {"type": "string", "enum": [value]}}
+
+
+def _answer(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+
+def _json_op(name: str, body: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "post": {
+            "operationId": name,
+            "parameters": [_header("X-Amz-Target", [f"Widgets.{name}"], True)]
+            + [_header(h) for h in _SIGNING],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+            "responses": _answer(answer),
+        }
+    }
+
+
+def _json_protocol() -> dict[str, Any]:
+    key = {"type": "object", "required": ["WidgetId"], "properties": {"WidgetId": {"type": "string"}}}
+    create = {
+        "type": "object",
+        "required": ["Name"],
+        "properties": {"Name": {"type": "string"}, "Color": {"type": "string"}},
+    }
+    wrapped = {"type": "object", "properties": {"Widget": _WIDGET}}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Widgets", "version": "2020-01-01"},
+        "paths": {
+            "/#X-Amz-Target=Widgets.CreateWidget": _json_op("CreateWidget", create, wrapped),
+            "/#X-Amz-Target=Widgets.DescribeWidget": _json_op("DescribeWidget", key, wrapped),
+            "/#X-Amz-Target=Widgets.DeleteWidget": _json_op("DeleteWidget", key, {"type": "object"}),
+        },
+    }
+
+
+def _query_op(action: str, params: list[dict[str, Any]], answer: dict[str, Any]) -> dict[str, Any]:
+    fixed = [_query("Action", action), _query("Version", "2020-01-01")]
+    return {
+        f"/#Action={action}": {
+            "get": {
+                "operationId": f"GET_{action}",
+                "parameters": fixed + params + [_header(h) for h in _SIGNING],
+                "responses": _answer(answer),
+            }
+        }
+    }
+
+
+def _query_protocol() -> dict[str, Any]:
+    def arg(name: str, required: bool = False) -> dict[str, Any]:
+        return {"name": name, "in": "query", "required": required, "schema": {"type": "string"}}
+
+    wrapped = {"type": "object", "properties": {"Widget": _WIDGET}}
+    paths: dict[str, Any] = {}
+    paths |= _query_op("CreateWidget", [arg("Name", True), arg("Color")], wrapped)
+    paths |= _query_op("DescribeWidget", [arg("WidgetId", True)], wrapped)
+    return {"openapi": "3.0.0", "info": {"title": "Gadgets", "version": "2020-01-01"}, "paths": paths}
+
+
+@pytest.fixture(scope="module")
+def widgets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_inline(tmp_path_factory.mktemp("fixed"), "widgets", _json_protocol())
+
+
+@pytest.fixture(scope="module")
+def gadgets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_inline(tmp_path_factory.mktemp("fixedq"), "gadgets", _query_protocol())
+
+
+def _app(folder: Path) -> Any:
+    runtime = ServiceRuntime.from_folder(folder, Settings())
+    runtime.fork("ep-1")
+    return create_service_app(runtime, Settings())
+
+
+def _send(app: Any, method: str, url: str, **kw: Any) -> httpx.Response:
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
+            headers = {"X-Episode-Id": "ep-1", **kw.pop("headers", {})}
+            return await client.request(method, url, headers=headers, **kw)
+
+    return asyncio.run(go())
+
+
+def test_signing_headers_and_the_operation_s_header_are_no_arguments(widgets: Path) -> None:
+    tools = {t.name: t for t in load_manifest(widgets).tools}
+    assert {n: t.backend for n, t in tools.items()} == dict.fromkeys(
+        ["CreateWidget", "DescribeWidget", "DeleteWidget"], "implemented"
+    )
+    for name, tool in tools.items():
+        args = set(tool.input_schema["properties"])
+        assert not {a for a in args if a.lower().startswith("x_amz")}, (name, args)
+        assert tool.fixed_headers == {"X-Amz-Target": f"Widgets.{name}"}
+        assert not any(
+            c.name.lower().startswith("x_amz") for e in load_manifest(widgets).entities for c in e.columns
+        )
+    request = encode(tools["DescribeWidget"], {"WidgetId": "w-1"})
+    assert request.headers["X-Amz-Target"] == "Widgets.DescribeWidget"
+
+    app = _app(widgets)
+    made = _send(app, "POST", "/tools/CreateWidget", json={"Name": "Sprocket"})  # no X_Amz_Target
+    assert made.status_code == 200, made.text
+    wid = made.json()["data"]["Widget"]["WidgetId"]
+    got = _send(app, "POST", "/", headers={"X-Amz-Target": "Widgets.DescribeWidget"}, json={"WidgetId": wid})
+    assert got.status_code == 200, got.text
+    assert got.json()["Widget"]["Name"] == "Sprocket"
+    described = _send(app, "GET", "/openapi.json").json()["paths"]["/#X-Amz-Target=Widgets.DescribeWidget"][
+        "post"
+    ]["parameters"]
+    assert {"name": "X-Amz-Target", "in": "header", "required": True} in [
+        {k: p[k] for k in ("name", "in", "required")} for p in described
+    ]
+
+
+def test_the_query_protocol_s_action_and_version_travel_but_are_not_asked_for(gadgets: Path) -> None:
+    tools = {t.name: t for t in load_manifest(gadgets).tools}
+    create = tools["GET_CreateWidget"]
+    assert set(create.input_schema["properties"]) == {"Name", "Color"}
+    assert create.fixed_query == {"Action": "CreateWidget", "Version": "2020-01-01"}
+    assert encode(create, {"Name": "x"}).url.endswith("Action=CreateWidget&Version=2020-01-01")
+
+    app = _app(gadgets)
+    made = _send(app, "GET", "/", params={"Action": "CreateWidget", "Version": "2020-01-01", "Name": "Gear"})
+    assert made.status_code == 200, made.text
+    wid = made.json()["Widget"]["WidgetId"]
+    got = _send(
+        app, "GET", "/", params={"Action": "DescribeWidget", "Version": "2020-01-01", "WidgetId": wid}
+    )
+    assert got.status_code == 200, got.text
+    assert got.json()["Widget"]["Name"] == "Gear"
+    assert _send(app, "POST", "/tools/GET_DescribeWidget", json={"WidgetId": wid}).json()["success"] is True
+    unknown = _send(
+        app, "POST", "/tools/GET_DescribeWidget", json={"WidgetId": wid, "Action": "DescribeWidget"}
+    )
+    assert unknown.json()["success"] is False  # an argument the tool does not take is refused, by name
+    assert "Action" in unknown.json()["error"]["message"]
+
+
+def test_an_aws_query_protocol_document_of_the_corpus() -> None:
+    """IAM (``/#Action=CreateUser``, GET and POST variants): no tool asks for ``Action``,
+    ``Version`` or a signing header, every tool sends its own ``Action``, and ``GET_CreateUser``
+    is read as the user's create, never as a read of a ``create_user``."""
+    try:
+        spec = load_spec(corpus_root() / "amazonaws.com" / "iam.json")
+    except LibraryError as exc:
+        pytest.skip(str(exc))
+    inference = infer_entities(spec)
+    for tool in spec.tools:
+        args = {p.name.lower() for p in tool.params}
+        assert not {"action", "version"} & args and not any(a.startswith("x_amz") for a in args), tool.name
+        assert tool.fixed_query["Action"] == (tool.path or "").split("#Action=")[1], tool.name
+    assert "create_user" not in {e.name for e in inference.entities}
+    assert inference.targets["GET_CreateUser"].entity == "user"
