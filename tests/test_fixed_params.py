@@ -207,3 +207,15 @@ def test_an_aws_query_protocol_document_of_the_corpus() -> None:
         assert tool.fixed_query["Action"] == (tool.path or "").split("#Action=")[1], tool.name
     assert "create_user" not in {e.name for e in inference.entities}
     assert inference.targets["GET_CreateUser"].entity == "user"
+
+
+def test_a_fixed_parameter_sent_with_another_value_is_refused(gadgets: Path) -> None:
+    app = _app(gadgets)
+    made = _send(app, "GET", "/", params={"Action": "CreateWidget", "Version": "1999-01-01", "Name": "Gear"})
+    assert made.status_code == 422, made.text  # invalid arguments, as the service answers them
+    assert "Version" in made.text and "2020-01-01" in made.text
+    left_out = _send(app, "GET", "/", params={"Action": "CreateWidget", "Name": "Gear"})
+    assert left_out.status_code == 200, left_out.text  # the route found it; the client's default
+    described = _send(app, "GET", "/openapi.json").json()["paths"]["/#Action=CreateWidget"]["get"]
+    required = {p["name"]: p["required"] for p in described["parameters"]}
+    assert required["Action"] is True and required["Version"] is False

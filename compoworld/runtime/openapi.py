@@ -10,6 +10,7 @@ is described too; the admin routes are not (agents never see them).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from compoworld.manifest import ServiceManifest, ToolDef
@@ -130,9 +131,15 @@ def _parameters(tool: ToolDef, manifest: ServiceManifest | None = None) -> list[
         if isinstance(schema, dict) and isinstance(schema.get("description"), str):
             param["description"] = schema["description"][:500]
         out.append({**param, **_style(tool, arg)})
+    marked = set(re.findall(r"[#&]([^=&#]+)=", tool.path or ""))  # what the route dispatches on
     for where, fixed in (("query", tool.fixed_query), ("header", tool.fixed_headers)):
         out += [
-            {"name": name, "in": where, "required": True, "schema": {"type": "string", "enum": [value]}}
+            {
+                "name": name,
+                "in": where,
+                "required": name in marked,
+                "schema": {"type": "string", "enum": [value]},
+            }
             for name, value in fixed.items()
         ]
     return [*out, _EPISODE_HEADER]

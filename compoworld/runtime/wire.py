@@ -74,7 +74,8 @@ class WireFormat:
 
     def __init__(self, tool: ToolDef) -> None:
         #: Query keys the operation fixes (``Action=CreateUser``): they pick it, they are no argument.
-        self.fixed_query = frozenset(tool.fixed_query)
+        self.fixed_query = dict(tool.fixed_query)
+        self.fixed_headers = {k.lower(): v for k, v in tool.fixed_headers.items()}
         self._compile(
             tool.input_schema.get("properties") or {},
             dict(tool.arg_locations),
@@ -142,6 +143,19 @@ class WireFormat:
         return found
 
     # -- decoding -----------------------------------------------------------------------
+
+    def misfixed(self, query: Iterable[tuple[str, str]], headers: Mapping[str, str]) -> str | None:
+        """Why a request's fixed parameter is refused (sent with a value the spec does not
+        allow), or None; a fixed parameter left out is sent for the client (a router matched it)."""
+        for key, value in query:
+            allowed = self.fixed_query.get(key)
+            if allowed is not None and value != allowed:
+                return f"query parameter {key!r} must be {allowed!r}"
+        for key, allowed in self.fixed_headers.items():
+            value = headers.get(key)
+            if value is not None and value != allowed:
+                return f"header {key!r} must be {allowed!r}"
+        return None
 
     def decode(
         self,
