@@ -248,7 +248,7 @@ def rest_handler(
                     given = request.query_params
                     params = {**params, **{a: given[k] for k, a in template.args.items() if k in given}}
                     query = [(k, v) for k, v in query if k not in template.args and k not in template.fixed]
-                wrong = wire.misfixed(query, request.headers)
+                wrong = wire.misfixed(query, request.headers, form)
                 if wrong is not None:  # ``alt=xml`` where the spec allows ``alt=json`` only
                     raise Rejected(bound.failure("invalid_arguments", wrong))
                 args = wire.decode(params, query, request.headers, body, form)

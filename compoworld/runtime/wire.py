@@ -144,10 +144,16 @@ class WireFormat:
 
     # -- decoding -----------------------------------------------------------------------
 
-    def misfixed(self, query: Iterable[tuple[str, str]], headers: Mapping[str, str]) -> str | None:
-        """Why a request's fixed parameter is refused (sent with a value the spec does not
-        allow), or None; a fixed parameter left out is sent for the client (a router matched it)."""
-        for key, value in query:
+    def misfixed(
+        self,
+        query: Iterable[tuple[str, str]],
+        headers: Mapping[str, str],
+        form: Iterable[tuple[str, str]] | None = None,
+    ) -> str | None:
+        """Why a request's fixed parameter is refused (sent with a value the spec does not allow,
+        in the query string or, as a query-protocol POST sends it, a form body), or None; a fixed
+        parameter left out is sent for the client (a router matched it)."""
+        for key, value in [*query, *(form or ())]:
             allowed = self.fixed_query.get(key)
             if allowed is not None and value != allowed:
                 return f"query parameter {key!r} must be {allowed!r}"
@@ -182,8 +188,9 @@ class WireFormat:
             value = self._whole_of(list(form))
             if value is not None:
                 args.setdefault(self.whole_body, value)
-        elif form is not None:
-            for arg, value in self._strings(form, "body").items():
+        elif form is not None:  # a query-protocol POST names its Action and Version in the form
+            fields = [(k, v) for k, v in form if k not in self.fixed_query] if self.fixed_query else form
+            for arg, value in self._strings(fields, "body").items():
                 args.setdefault(arg, value)
         elif self.whole_body is not None and body is not None:
             args.setdefault(self.whole_body, body)
