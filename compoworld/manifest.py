@@ -285,6 +285,11 @@ class XmlWire(BaseModel):
         default_factory=dict,
         description="Error code (not_found...) -> the error name the spec declares for it (NoSuchEntity).",
     )
+    request_root: str | None = Field(
+        default=None,
+        description="The root element of a request body the spec declares in XML (its xml.name or component "
+        "name; None: the request body is no XML one).",
+    )
 
 
 class ResponseShape(BaseModel):

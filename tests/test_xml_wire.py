@@ -174,6 +174,15 @@ def _pet_doc() -> dict[str, Any]:
                     "parameters": [path_param("petId")],
                     "responses": {**xml_ok(_ref("Pet"), "application/xml"), "404": not_found},
                 },
+                "put": {
+                    "operationId": "updatePet",
+                    "parameters": [path_param("petId")],
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/xml": {"schema": _ref("Pet")}},
+                    },
+                    "responses": xml_ok(_ref("Pet"), "application/xml"),
+                },
                 "delete": {
                     "operationId": "deletePet",
                     "parameters": [path_param("petId")],
@@ -400,6 +409,46 @@ def test_openapi_xml_object_layout(pets: Path) -> None:
     assert missing.status_code == 404 and missing.headers["content-type"].startswith("application/xml")
     error = ET.fromstring(missing.content)
     assert error.tag == "Error" and _child(error, "code").text == "404" and _child(error, "message").text
+
+
+def test_an_xml_request_body_is_read_by_its_schema(pets: Path) -> None:
+    manifest = load_manifest(pets)
+    update = manifest.tool("updatePet")
+    assert update is not None and update.backend == "implemented" and update.shape.xml is not None
+    assert update.shape.xml.request_root == "Pet"
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+        b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">'
+        b'<!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;">'
+        b'<!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;">]><Pet><name>&g;</name></Pet>'
+    )
+
+    async def run() -> list[httpx.Response]:
+        settings = Settings.defaults(admin_token=_TOKEN)
+        app = create_service_app(ServiceRuntime.from_folder(pets, settings), settings)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc") as c:
+            admin = {"Authorization": f"Bearer {_TOKEN}"}
+            await c.post("/_compoworld/admin/episodes", json={"episode_id": "u"}, headers=admin)
+            ep = {"X-Episode-Id": "u"}
+            made = await c.post("/pets", json={"name": "Rex", "tags": ["a"]}, headers=ep)
+            key = made.json()["id"]
+            xml = {**ep, "content-type": "application/xml"}
+            body = "<Pet><name>Max &amp; Co</name><weight>7</weight><tag>x</tag><tag>y</tag></Pet>"
+            put = await c.put(f"/pets/{key}", content=body, headers=xml)
+            read = await c.get(f"/pets/{key}", headers=ep)
+            broken = await c.put(f"/pets/{key}", content=b"<Pet><name>unclosed", headers=xml)
+            bytes_ = await c.put(f"/pets/{key}", content=b"<Pet><name>\xff\xfe</name></Pet>", headers=xml)
+            expanded = await c.put(f"/pets/{key}", content=bomb, headers=xml)
+        return [put, read, broken, bytes_, expanded]
+
+    put, read, broken, bad_bytes, expanded = asyncio.run(run())
+    assert put.status_code == 200, put.text
+    root = ET.fromstring(read.content)
+    assert _child(root, "name").text == "Max & Co" and _child(root, "weight").text in ("7", "7.0")
+    assert [t.text for t in root if t.tag == "tag"] == ["x", "y"]
+    for refused in (broken, bad_bytes, expanded):
+        assert 400 <= refused.status_code < 500, refused.text
+        ET.fromstring(refused.content)  # the refusal is well-formed XML too
 
 
 def _create_then_read(folder: Path, pet: dict[str, Any]) -> list[httpx.Response]:

@@ -27,7 +27,7 @@ from compoworld.manifest import ServiceManifest, XmlWire
 from compoworld.runtime.query_routes import query_template
 from compoworld.runtime.service import ServiceRuntime
 from compoworld.runtime.shape import Shaper
-from compoworld.runtime.wire import WireFormat, media_kind, parse_form
+from compoworld.runtime.wire import WireFormat, is_xml_media, media_kind, parse_form
 from compoworld.runtime.xml_body import render, render_error, request_id
 from compoworld.sanitize import InputRefused, Limits, load_json
 
@@ -217,7 +217,13 @@ def rest_handler(
                 raw = await read_body(request, limit)
                 kind = media_kind(request.headers.get("content-type"))
                 raw_whole = kind == "other" or (kind == "form" and not wire.whole_has_fields)
-                if wire.whole_body is not None and raw_whole and raw.strip():
+                xml_sent = wire.xml_request and is_xml_media(request.headers.get("content-type"))
+                if xml_sent and raw.strip():  # a body the spec declares in XML, sent so
+                    try:
+                        body = wire.from_xml(raw)
+                    except ValueError as exc:
+                        raise Rejected(bound.failure("invalid_arguments", str(exc))) from exc
+                elif wire.whole_body is not None and raw_whole and raw.strip():
                     # the body is the one argument, in its own media (bytes, text; JSON text of
                     # a number, array or object that a text media carries)
                     body = (

@@ -30,12 +30,19 @@ from urllib.parse import parse_qsl, quote, urlencode
 from compoworld.manifest import ToolDef
 from compoworld.runtime.aws_query import flatten, unflatten
 from compoworld.runtime.validate import coerce_text
+from compoworld.runtime.xml_body import parse_request, render_request
 
-__all__ = ["WireFormat", "WireRequest", "encode", "media_kind", "parse_form"]
+__all__ = ["WireFormat", "WireRequest", "encode", "is_xml_media", "media_kind", "parse_form"]
 
 DELIMITERS = {"csv": ",", "spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}
 _BRACKETS = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])+)$")
 _BOUNDARY = "compoworld-boundary-7f3a"
+
+
+def is_xml_media(content_type: str | None) -> bool:
+    """Whether a Content-Type is XML (``application/xml``, ``text/xml``, ``application/atom+xml``)."""
+    kind = (content_type or "").split(";")[0].strip().lower()
+    return kind in ("application/xml", "text/xml") or kind.endswith("+xml")
 
 
 def media_kind(content_type: str | None) -> str:
@@ -85,6 +92,11 @@ class WireFormat:
         )
         #: AWS's query protocol: ``Tags.member.1.Key=env`` names a member of the argument ``Tags``.
         self.aws_query = aws_query_of(tool)
+        xml = tool.response.xml if tool.response is not None else None
+        #: A request body the spec declares in XML (read by the body's schema), and whether its
+        #: lists follow REST-XML's ``member`` layout.
+        self.xml_request = xml is not None and xml.request_root is not None and not self.aws_query
+        self.xml_aws = xml is not None and xml.protocol == "aws-rest-xml"
 
     def _compile(
         self,
@@ -130,6 +142,16 @@ class WireFormat:
             members = whole.get("properties")
             self._fields = WireFormat.__new__(WireFormat)
             self._fields._compile(members if isinstance(members, dict) else {}, {}, {}, {}, None)
+
+    def from_xml(self, raw: bytes) -> Any:
+        """An XML request body as the JSON value its schema reads: the whole body argument's value,
+        or an object keyed by the spec's names of the body's fields; ``ValueError`` if not XML."""
+        if self.whole_body is not None:
+            return parse_request(raw, self.props.get(self.whole_body, {}), self.xml_aws)
+        fields = {
+            wire: self.props[arg] for wire, arg in self._own.get("body", {}).items() if arg in self.props
+        }
+        return parse_request(raw, {"type": "object", "properties": fields}, self.xml_aws)
 
     def arg_of(self, key: str, where: str | None = None) -> str:
         """The argument a wire key names, in ``where`` first (the key itself when it names none)."""
@@ -431,6 +453,9 @@ def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
     body: dict[str, Any] = {}
     aws = aws_query_of(tool)  # AWS's query protocol: flat ``A.member.1`` keys, a form body
     props = tool.input_schema.get("properties") or {}
+    xml = tool.response.xml if tool.response is not None else None
+    xml_root = xml.request_root if xml is not None and not aws and is_xml_media(tool.body_media) else None
+    xml_aws = xml is not None and xml.protocol == "aws-rest-xml"
     for arg, value in args.items():
         where = tool.arg_locations.get(arg, "body")
         wire = tool.wire_names.get(arg, arg)
@@ -444,6 +469,9 @@ def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
             request.headers[wire] = (
                 ",".join(map(_text_of, value)) if isinstance(value, list) else _text_of(value)
             )
+        elif arg == tool.body_whole and xml_root is not None:
+            request.content = render_request(xml_root, value, props.get(arg) or {}, xml_aws)
+            request.headers["content-type"] = tool.body_media or "application/xml"
         elif arg == tool.body_whole:
             schema = (tool.input_schema.get("properties") or {}).get(arg)
             request.content, request.headers["content-type"] = _whole(
@@ -457,6 +485,11 @@ def encode(tool: ToolDef, args: dict[str, Any]) -> WireRequest:
         ]
         request.content = urlencode(pairs).encode()
         request.headers["content-type"] = "application/x-www-form-urlencoded"
+    elif body and xml_root is not None:  # the body's fields as the XML document the spec declares
+        fields = {wire: _prop_of(tool, wire) or {} for wire in body}
+        schema = {"type": "object", "properties": fields}
+        request.content = render_request(xml_root, body, schema, xml_aws)
+        request.headers["content-type"] = tool.body_media or "application/xml"
     elif body:
         request.content, request.headers["content-type"] = _fields(body, tool)
     request.headers.update(tool.fixed_headers)  # what picks the operation (``X-Amz-Target``)

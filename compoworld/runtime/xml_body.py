@@ -35,7 +35,17 @@ from xml.sax.saxutils import escape, quoteattr
 from compoworld.manifest import XmlWire
 from compoworld.runtime.schema_read import schema_props, schema_types
 
-__all__ = ["error_code_name", "parse", "render", "render_error", "request_id", "safe_name", "xml_text"]
+__all__ = [
+    "error_code_name",
+    "parse",
+    "parse_request",
+    "render",
+    "render_error",
+    "render_request",
+    "request_id",
+    "safe_name",
+    "xml_text",
+]
 
 _INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _NAME_START = re.compile(r"[A-Za-z_]")
@@ -383,3 +393,25 @@ def _typed(text: str, types: set[str]) -> Any:
             return text
         return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
     return text
+
+
+def render_request(root: str, value: Any, schema: dict[str, Any], aws: bool = False) -> bytes:
+    """A request body as the XML a client sends (``aws``: REST-XML's wrapped ``member`` lists)."""
+    writer = _Writer(XmlWire(protocol="aws-rest-xml" if aws else "xml"))
+    writer.element(safe_name(root), value, schema)
+    if value is None:
+        writer.open(safe_name(root), empty=True)
+    return _document(writer.parts)
+
+
+def parse_request(raw: bytes, schema: dict[str, Any], aws: bool = False) -> Any:
+    """A request body's XML as the value its schema reads (the root element's name is not checked).
+
+    ``ValueError`` for text that is not well-formed XML. Expat expands no external entity and bounds
+    internal ones, and the reading stops descending past a fixed depth.
+    """
+    try:
+        root = ET.fromstring(raw)
+    except ET.ParseError as exc:
+        raise ValueError(f"the body is not well-formed XML: {exc}") from exc
+    return _Reader(XmlWire(protocol="aws-rest-xml" if aws else "xml")).value(root, schema, 0)

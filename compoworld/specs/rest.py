@@ -424,6 +424,18 @@ class RestBuilder:
                 out[code] = (int(key), name or "")
         return out
 
+    def _request_root(self, rop: RestOperation) -> str | None:
+        """The ``xml.name`` an XML request body's schema gives its root element, if any."""
+        body, _ = self.r.deref(rop.op.get("requestBody"), (*rop.at, "requestBody"))
+        content = body.get("content") if isinstance(body, dict) else None
+        for media_type, media in content.items() if isinstance(content, dict) else ():
+            if is_xml(str(media_type)) and isinstance(media, dict):
+                target, _ = self.r.deref(media.get("schema"), ())
+                declared = target.get("xml") if isinstance(target, dict) else None
+                if isinstance(declared, dict) and isinstance(declared.get("name"), str):
+                    return str(declared["name"])
+        return None
+
     def _error_root(self, rop: RestOperation) -> str | None:
         """The root element of the first declared XML error body: its ``xml.name`` or component name."""
         responses = rop.op.get("responses")
@@ -487,6 +499,8 @@ class RestBuilder:
         if summary and description and summary.strip().rstrip(".") not in description:
             description = f"{summary}\n\n{description}"
         tags = op.get("tags")
+        if xml_wire is not None and body_media is not None and is_xml(body_media):
+            xml_wire.request_root = self._request_root(rop) or body_entity or "request"
         error_statuses, error_schema = self._errors(rop, xml=xml_wire is not None)
         xml_errors: dict[str, int] = {}
         if xml_wire is not None:
