@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 
 from compoworld import words as W
+from compoworld.patterns import SchemaValidator
 from compoworld.values import fit_string
 
 __all__ = ["generate_value"]
@@ -57,9 +58,9 @@ def _one_of(schema: dict[str, Any], rng: random.Random, name: str, today: str, d
     return value
 
 
-def _validator(schema: dict[str, Any]) -> Draft202012Validator | None:
+def _validator(schema: dict[str, Any]) -> Validator | None:
     try:
-        return Draft202012Validator(schema)
+        return SchemaValidator(schema)
     except Exception:  # an unusual upstream schema: generate without the check
         return None
 

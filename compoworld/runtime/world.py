@@ -25,11 +25,10 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from compoworld.errors import LLMError
 from compoworld.llm import LLMClient
 from compoworld.manifest import EntityDef, ToolDef
+from compoworld.patterns import SchemaValidator
 from compoworld.runtime.echo import describes_row, echo, norm, row_source
 from compoworld.runtime.generate import generate_value
 from compoworld.runtime.ops import ToolFailure
@@ -117,7 +116,7 @@ class WorldModel:
         self, tool: ToolDef, args: dict[str, Any], episode: Episode, history: list[Any]
     ) -> Any:
         assert self.llm is not None
-        validator = Draft202012Validator(tool.output_schema) if tool.output_schema else None
+        validator = SchemaValidator(tool.output_schema) if tool.output_schema else None
         system = (
             "You simulate the backend of a real API for testing. Reply with only the JSON value the "
             "tool returns on success (no envelope), valid against the output schema, consistent with the "

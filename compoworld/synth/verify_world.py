@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from jsonschema import Draft202012Validator
-
 from compoworld.contracts import ToolResult
 from compoworld.manifest import ActionDef, ColumnDef, EntityDef, ToolDef
+from compoworld.patterns import SchemaValidator
 from compoworld.runtime import ServiceRuntime
 from compoworld.runtime.actions import dated, match_day, member_value, request_body
 from compoworld.runtime.echo import norm
@@ -476,9 +475,7 @@ def _seed_args(ck: Checker, tool: ToolDef) -> dict[str, Any]:
             continue
         rows = _rows(ck.rt, entity)
         schema = (tool.input_schema.get("properties") or {}).get(arg)
-        if rows and (
-            not isinstance(schema, dict) or Draft202012Validator(schema).is_valid(rows[0][entity.pk])
-        ):
+        if rows and (not isinstance(schema, dict) or SchemaValidator(schema).is_valid(rows[0][entity.pk])):
             args[arg] = rows[0][entity.pk]
     return args
 
