@@ -123,13 +123,20 @@ def _aws_doc() -> dict[str, Any]:
                 "CreateWidgetRequest": {**widget, "title": "CreateWidgetRequest"},
                 "NoSuchEntityException": {},
                 "EntityAlreadyExistsException": {},
+                "InvalidNextTokenException": {},
+                "InvalidParameterValueException": {},
             },
         },
         "security": [{"hmac": []}],
         "paths": {
             "/#Action=CreateWidget": {"get": create["get"], "post": posted},
             "/#Action=GetWidget": _aws_op("GetWidget", [_query("WidgetName")], "GetWidgetResult", missing),
-            "/#Action=ListWidgets": _aws_op("ListWidgets", [], "ListWidgetsResult", {}),
+            "/#Action=ListWidgets": _aws_op(
+                "ListWidgets",
+                [],
+                "ListWidgetsResult",
+                {"480": "InvalidNextTokenException", "481": "InvalidParameterValueException"},
+            ),
             "/#Action=DeleteWidget": _aws_op("DeleteWidget", [_query("WidgetName")], None, missing),
         },
     }
@@ -247,6 +254,10 @@ def test_aws_query_tools_are_stateful_and_verified(widgets: Path) -> None:
     assert wire is not None and wire.protocol == "aws-query" and wire.root == "GetWidgetResponse"
     assert wire.error_codes == {"not_found": "NoSuchEntity"}
     assert manifest.tool("GET_GetWidget").shape.errors["not_found"] == 480  # type: ignore[union-attr]
+    listing = manifest.tool("GET_ListWidgets")
+    assert listing is not None and listing.shape.xml is not None  # of two Invalid* errors, the general one
+    assert listing.shape.xml.error_codes == {"invalid_arguments": "InvalidParameterValue"}
+    assert listing.shape.errors["invalid_arguments"] == 481
 
 
 def test_aws_query_round_trip_in_the_layout_boto3_parses(widgets: Path) -> None:

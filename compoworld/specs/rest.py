@@ -21,7 +21,7 @@ from compoworld.specs.model import FieldSpec, ToolSpec
 from compoworld.specs.refs import DOC_NODE_BUDGET, MIN_NODE_BUDGET, NODE_BUDGET, Resolver, ref_name
 from compoworld.specs.shapes import find_wrapper, named_entity, object_view, text_of
 from compoworld.specs.words import entity_for_schema, path_entity
-from compoworld.specs.xml_media import XmlDocument, error_code_of, error_name, is_xml
+from compoworld.specs.xml_media import XmlDocument, error_code_of, error_name, error_rank, is_xml
 
 __all__ = ["HTTP_METHODS", "RestBuilder", "RestOperation", "template_params"]
 
@@ -405,7 +405,8 @@ class RestBuilder:
 
     def _xml_errors(self, rop: RestOperation) -> dict[str, tuple[int, str]]:
         """CompoWorld error code -> (declared status, the spec's name of that error), over the declared
-        4xx responses (the first of each code wins): ``NoSuchEntityException`` at 481 is not_found."""
+        4xx responses (the first of each code wins, unless a later one names it better,
+        ``error_rank``): ``NoSuchEntityException`` at 481 is not_found."""
         responses = rop.op.get("responses")
         if not isinstance(responses, dict):
             return {}
@@ -420,7 +421,8 @@ class RestBuilder:
             code = (
                 error_code_of(name or "", int(key)) if name or key in ("400", "404", "409", "422") else None
             )
-            if code is not None and code not in out:
+            better = code not in out or error_rank(code, name or "") < error_rank(code, out[code][1])
+            if code is not None and better:
                 out[code] = (int(key), name or "")
         return out
 

@@ -29,7 +29,7 @@ from compoworld.manifest import XmlProtocol, XmlWire
 from compoworld.specs.refs import ref_name
 from compoworld.specs.words import split_words
 
-__all__ = ["XmlDocument", "error_code_of", "error_name", "is_xml"]
+__all__ = ["XmlDocument", "error_code_of", "error_name", "error_rank", "is_xml"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 #: CompoWorld error code -> word sequences an error's name holds when it means that code.
@@ -70,6 +70,19 @@ def error_code_of(name: str, status: int | None) -> str | None:
             if any(tuple(words[i : i + len(seq)]) == seq for i in range(len(words))):
                 return code
     return None
+
+
+_GENERAL = frozenset(
+    {"parameter", "parameters", "input", "validation", "value", "request", "argument", "arguments"}
+)
+
+
+def error_rank(code: str, name: str) -> int:
+    """How well a declared error's name says a code in general (0 best): of several ``Invalid*``
+    errors, ``InvalidParameterValue`` says "invalid arguments" better than ``InvalidNextToken``."""
+    if code != "invalid_arguments":
+        return 0
+    return 0 if _GENERAL & set(split_words(name)) else 1
 
 
 def _signed_by_aws(doc: dict[str, Any]) -> bool:
