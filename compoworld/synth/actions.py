@@ -22,7 +22,7 @@ from compoworld.synth.collection_actions import bind_clear_all, bind_count
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.listparams import json_choices
 from compoworld.synth.naming import match_key
-from compoworld.synth.paths import parse_path, sub_record_of
+from compoworld.synth.paths import is_plural, parse_path, sub_record_of
 from compoworld.synth.readside import (
     READ_REASON,
     bind_field_match,
@@ -85,9 +85,17 @@ def _verb_words(tool: ToolSpec) -> tuple[list[str], list[str], bool]:
         segments = [s for s in tool.path.strip("/").split("/") if s]
         on_item = on_item or (len(segments) >= 2 and "{" in segments[-2] and "{" not in segments[-1])
     name = split_words(tool.original_name or tool.name)
-    if tool.method and name[:1] and name[0] in _HTTP_WORDS:  # ``postMessagesFailed`` names the method
+    # ``postMessagesFailed`` names the method; AWS's ``PutScalingPolicy`` (a POST) names its verb
+    if tool.method and name[:1] and name[0] in _HTTP_WORDS and name[0] == tool.method.lower():
         name = name[1:]
     return words, name, on_item
+
+
+def _part_literal(tool: ToolSpec) -> bool:
+    """Whether the path's last segment names one part of the row before it (``/{name}/concurrency``,
+    ``/{id}/logging-configuration``), not a collection under it (``/{id}/tracks``)."""
+    segments = [s for s in (tool.path or "").split("?")[0].split("#")[0].strip("/").split("/") if s]
+    return bool(segments) and "{" not in segments[-1] and not is_plural(segments[-1])
 
 
 def _entity_from_path(tool: ToolSpec, inference: EntityInference) -> EntityDef | None:
@@ -732,6 +740,8 @@ def _bind(tool: ToolSpec, target: Target, inference: EntityInference) -> ActionB
     found = action_verb(path_words, on_item=on_row) or action_verb(name_words, on_item=on_row)
     if found is None and _writes_collection_path(tool):  # ``PATCH /v1/ProductsApi {serial, name}``
         found = ("update", Verb("set"), [])
+    if found is None and on_row and (tool.method or "").upper() in ("PUT", "PATCH") and _part_literal(tool):
+        found = ("update", Verb("set"), [])  # ``PUT /functions/{name}/concurrency``: the row's part
     deletes = found is None and (tool.method or "").upper() == "DELETE"
     clears = deletes or (found is not None and found[1].kind == "clear")
     if clears and target.pk_param is None and target.parent_params:

@@ -77,7 +77,7 @@ READ_ACTION_VERBS: frozenset[str] = frozenset(
 
 
 _KNOWN_ACTION_VERBS = (
-    READ_ACTION_VERBS | ACTION_VERBS | {"send", "notify", "email", "message", "publish", "invite"}
+    READ_ACTION_VERBS | ACTION_VERBS | {"send", "notify", "email", "message", "publish", "invite", "put"}
 )
 
 
@@ -187,12 +187,23 @@ def own_name(tool: ToolSpec) -> str:
     return rest if match_key(rest) == match_key(action.group(1)) else name
 
 
+def _listing(tool: ToolSpec, parsed: ParsedName) -> ParsedName:
+    """A read whose answer is a list of rows (``DescribePolicies`` -> ``{ScalingPolicies: [...]}``,
+    ``GetWorkflowRuns {Name}``) is the entity's list, where no argument names one row."""
+    if parsed.operation != "read" or parsed.entity is None or find_id_param(tool, parsed.entity):
+        return parsed
+    found = unwrap(tool.output_schema)
+    if found is None or not found.is_list or not merged_properties(found.schema)[0]:
+        return parsed
+    return ParsedName("list", parsed.entity, parsed.verb)
+
+
 def tool_entities(
     spec: ServiceSpec, parse: Callable[[ToolSpec], ParsedName] | None = None
 ) -> tuple[list[EntityDraft], dict[str, Target]]:
     """Entity drafts and per-tool targets of tools read by their names (MCP and function tools,
     RPC-style REST operations with ``parse`` = ``compoworld.synth.rpcpaths.parse_rest_name``)."""
-    parsed = {t.name: (parse(t) if parse else parse_tool_name(own_name(t))) for t in spec.tools}
+    parsed = {t.name: _listing(t, parse(t) if parse else parse_tool_name(own_name(t))) for t in spec.tools}
     drafts: dict[str, EntityDraft] = {}
     for tool in spec.tools:
         p = parsed[tool.name]

@@ -167,6 +167,7 @@ VERBS: dict[str, Verb] = {
     "create": _i(),
     "save": Verb("insert", upsert=True),  # insert, or update the row the arguments' key names
     "upsert": Verb("insert", upsert=True),
+    "put": Verb("insert", upsert=True),  # AWS's ``PutScalingPolicy``: create, or replace by its key
     "add": _i(),
     "new": _i(),
     "record": _i(),
