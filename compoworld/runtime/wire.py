@@ -91,7 +91,7 @@ class WireFormat:
             tool.body_whole,
         )
         #: AWS's query protocol: ``Tags.member.1.Key=env`` names a member of the argument ``Tags``.
-        self.aws_query = aws_query_of(tool)
+        self.aws_query: str | None = aws_query_of(tool)
         xml = tool.response.xml if tool.response is not None else None
         #: A request body the spec declares in XML (read by the body's schema), and whether its
         #: lists follow REST-XML's ``member`` layout.
@@ -107,7 +107,7 @@ class WireFormat:
         whole_body: str | None,
     ) -> None:
         self.props: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if isinstance(v, dict)}
-        self.aws_query = False
+        self.aws_query = None
         self.locations = locations
         self.styles = styles
         self.whole_body = whole_body

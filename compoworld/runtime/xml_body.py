@@ -349,17 +349,17 @@ class _Reader:
             name = _local(child.tag)
             if name in skip:
                 continue
-            key = by_name.get(name)
-            if key is None and name == "entry" and child.find("key") is not None:
+            member = by_name.get(name)
+            if member is None and name == "entry" and child.find("key") is not None:
                 found = child.find("value")
                 value = self.value(found, extra, depth + 1) if found is not None else None
                 out[child.findtext("key") or ""] = value
-            elif key is None:
+            elif member is None:
                 out[name] = self.value(child, {}, depth + 1)
-            elif "array" in schema_types(props[key])[0] and not self._wrapped(props[key]):
-                out.setdefault(key, []).append(self.value(child, props[key].get("items"), depth + 1))
+            elif "array" in schema_types(props[member])[0] and not self._wrapped(props[member]):
+                out.setdefault(member, []).append(self.value(child, props[member].get("items"), depth + 1))
             else:
-                out[key] = self.value(child, props[key], depth + 1)
+                out[member] = self.value(child, props[member], depth + 1)
         return out
 
     def _wrapped(self, schema: Any) -> bool:

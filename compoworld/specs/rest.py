@@ -416,7 +416,7 @@ class RestBuilder:
             if not isinstance(resp, dict):
                 continue
             content = resp.get("content")
-            media = next(iter(content.values()), {}) if isinstance(content, dict) and content else {}
+            media: Any = next(iter(content.values()), {}) if isinstance(content, dict) and content else {}
             name = error_name(resp, media.get("schema") if isinstance(media, dict) else None)
             code = (
                 error_code_of(name or "", int(key)) if name or key in ("400", "404", "409", "422") else None
@@ -492,9 +492,9 @@ class RestBuilder:
         if xml_wire is None and found is None and self.xml.aws:
             # an AWS operation that declares no success body still answers in its protocol's XML
             # (the query protocol's envelope, an error layout), where the document speaks XML for it
-            media = _xml_media_of(rop.op)
-            if media is not None:
-                xml_wire = self.xml.wire(rop.path, rop.op, media, None, None)
+            declared_media = _xml_media_of(rop.op)
+            if declared_media is not None:
+                xml_wire = self.xml.wire(rop.path, rop.op, declared_media, None, None)
         op = rop.op
         summary = text_of(op.get("summary"))
         description = text_of(op.get("description"))

@@ -86,8 +86,8 @@ def error_rank(code: str, name: str) -> int:
 
 
 def _signed_by_aws(doc: dict[str, Any]) -> bool:
-    components = doc.get("components") if isinstance(doc.get("components"), dict) else {}
-    schemes = components.get("securitySchemes") if isinstance(components, dict) else None
+    components: Any = doc.get("components") if isinstance(doc.get("components"), dict) else {}
+    schemes: Any = components.get("securitySchemes") if isinstance(components, dict) else None
     if not isinstance(schemes, dict):
         schemes = doc.get("securityDefinitions") if isinstance(doc.get("securityDefinitions"), dict) else {}
     return any(isinstance(s, dict) and "x-amazon-apigateway-authtype" in s for s in schemes.values())
@@ -152,8 +152,8 @@ class XmlDocument:
                 result=f"{action}Result" if protocol == "aws-query" else None,
                 namespace=namespace,
             )
-        declared = (
-            schema.get("xml") if isinstance(schema, dict) and isinstance(schema.get("xml"), dict) else {}
+        declared: dict[str, Any] = (
+            schema["xml"] if isinstance(schema, dict) and isinstance(schema.get("xml"), dict) else {}
         )
         name = declared.get("name")
         root = name if isinstance(name, str) and name else None
