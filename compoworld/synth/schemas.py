@@ -144,6 +144,11 @@ class Unwrapped:
     is_list: bool
 
 
+#: The keys of a typed list object (Kubernetes' ``{apiVersion, kind, metadata, items}``): its rows
+#: beside the list's own type and its list metadata (``continue``, ``resourceVersion``), no row field.
+_TYPED_LIST = frozenset({"apiVersion", "kind", "metadata", "items"})
+
+
 def _props(schema: dict[str, Any]) -> dict[str, Any]:
     props = schema.get("properties")
     if isinstance(props, dict):
@@ -184,6 +189,10 @@ def unwrap(schema: dict[str, Any] | None, depth: int = 0) -> Unwrapped | None:
     if not props:
         return None
     arrays = [k for k, v in props.items() if _object_items(v) is not None]
+    if (
+        arrays == ["items"] and set(props) <= _TYPED_LIST
+    ):  # ``ServiceAccountList``: its kind and list metadata
+        return Unwrapped(_object_items(props["items"]) or {}, True)
     others = [k for k in props if k not in arrays and _norm(k) not in WRAPPERS and not is_meta(k)]
     # an envelope may also echo the parent's id (``{"payment_id": ..., "_embedded": {"refunds": [...]}}``)
     echoes_ids = bool(others) and all(split_words(k)[-1:] == ["id"] and not _props(props[k]) for k in others)
