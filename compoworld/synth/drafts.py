@@ -72,12 +72,17 @@ class EntityDraft:
     filtered: set[str] = field(default_factory=set)
 
     def add_field(self, draft: FieldDraft) -> None:
-        """Keep the first declaration of a property, enriched by later ones."""
+        """Keep the first declaration of a property, enriched by later ones; its schema is a later
+        one's where the first was cut short by the node budget and the later one less so (a
+        ``NodeList``'s items inlined less deeply than the ``Node`` its read answers)."""
         current = self.field(draft.source)
         if current is None:
             draft.order = len(self.fields)
             self.fields[draft.source] = draft
             return
+        if _nodes(current.schema)[1] and _nodes(draft.schema)[0] > _nodes(current.schema)[0]:
+            kept = {k: current.schema[k] for k in ("enum", "format") if k in current.schema}
+            current.schema = {**draft.schema, **kept}
         current.semantic = current.semantic or draft.semantic
         current.description = current.description or draft.description
         current.required_by += draft.required_by
@@ -130,6 +135,20 @@ class EntityDraft:
                 self.body_required.add(p.original_name or p.name)
         if from_body:
             self.creates += 1
+
+
+def _nodes(schema: Any) -> tuple[int, int]:
+    """(JSON values in a schema, references inside it the node budget cut short: ``x-truncated``)."""
+    size, cut, stack = 0, 0, [schema]
+    while stack:
+        node = stack.pop()
+        size += 1
+        if isinstance(node, dict):
+            cut += node.get("x-truncated") is True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return size, cut
 
 
 def operation_constant(p: FieldSpec) -> bool:
