@@ -24,6 +24,7 @@ __all__ = [
     "ColumnDef",
     "ColumnType",
     "EntityDef",
+    "FilterExpressions",
     "ListBinding",
     "ListFilter",
     "Operation",
@@ -214,6 +215,18 @@ class ListFilter(BaseModel):
     )
 
 
+class FilterExpressions(BaseModel):
+    """A list argument that is a list of filter expressions (Autotask's ``{"filter": [{"field": "id",
+    "op": "gt", "value": 0}]}``): the keys of one expression's field, operator, value and, for a
+    group (``{"op": "or", "items": [...]}``), its member expressions."""
+
+    arg: str = Field(description="The argument holding the expressions.")
+    field: str = Field(description="Key of the field an expression tests.")
+    op: str = Field(description="Key of its operator (eq, noteq, gt, gte, lt, lte, beginsWith, contains...).")
+    value: str = Field(description="Key of the value it compares with.")
+    group: str | None = Field(default=None, description="Key of a group's member expressions, if any.")
+
+
 class ListBinding(BaseModel):
     """What every declared parameter of a list/search tool does (equality filters, free text, page size and
     offset live in ``ToolDef.arg_columns``/``search_arg``/``limit_arg``/``offset_arg``)."""
@@ -246,13 +259,19 @@ class ListBinding(BaseModel):
         "``Version``): taken as given, as a read or a write takes them, where refusing every value would "
         "refuse every call.",
     )
+    expressions: FilterExpressions | None = Field(
+        default=None, description="The argument that is a list of filter expressions, if any."
+    )
 
     @model_serializer(mode="wrap")
     def _omit_no_headers(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``headers`` is written only where a list has one, so earlier manifests stay byte for byte."""
+        """``headers`` and ``expressions`` are written only where a list has them, so earlier
+        manifests stay byte for byte."""
         out: dict[str, Any] = handler(self)
         if not self.headers:
             out.pop("headers", None)
+        if self.expressions is None:
+            out.pop("expressions", None)
         return out
 
 

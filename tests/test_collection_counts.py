@@ -3,8 +3,7 @@
 ``GET /users/$count`` answers (its digits, the spec's ``text/plain`` integer) how many users the list with the same ``$search``
 would hold; ``GET /groups/{group-id}/members/$count`` counts one group's members only; a create is
 counted by the next call; a ``$filter`` the rows cannot answer is refused by name (as the list
-refuses it), never ignored; a count that pages counts nothing a list does and stays with the world
-model. Built from an inline document, called over the REST routes on real SQLite, verified.
+refuses it), never ignored, and so is a paging argument (a count counts every match). Built from an inline document, called over the REST routes on real SQLite, verified.
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ def _doc() -> dict[str, Any]:
             "/users/$count": {
                 "get": {"operationId": "Get.Count.users", "parameters": _QUERY[2:], "responses": _COUNT}
             },
-            "/users/count": {  # a count that pages: nothing a list counts
+            "/users/count": {  # a count with a page size: refused by name
                 "get": {"operationId": "Get.Paged.count", "parameters": _QUERY[:1], "responses": _COUNT}
             },
             "/groups": {"get": {"operationId": "groups.List", "responses": _page(group)}},
@@ -125,7 +124,7 @@ def _client(rt: ServiceRuntime) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc")
 
 
-def test_graph_counts_are_count_actions_and_a_paging_count_is_not(rt: ServiceRuntime) -> None:
+def test_graph_counts_are_count_actions_and_a_page_size_is_refused(rt: ServiceRuntime) -> None:
     """Built with verification on: a count left as an action passed the conformance checks."""
     for name in ("Get_Count_users", "Get_Count_events"):
         tool = rt.manifest.tool(name)
@@ -133,7 +132,8 @@ def test_graph_counts_are_count_actions_and_a_paging_count_is_not(rt: ServiceRun
         assert tool.action is not None and tool.action.kind == "count" and tool.kind == "read"
         assert tool.search_arg == "search" and tool.listing is not None and "filter" in tool.listing.refused
     paged = rt.manifest.tool("Get_Paged_count")
-    assert paged is not None and paged.backend == "simulated"
+    assert paged is not None and paged.backend == "action", paged and paged.simulated_reason
+    assert paged.listing is not None and "top" in paged.listing.refused
 
 
 def test_a_count_answers_the_number_the_list_holds_and_sees_a_create(rt: ServiceRuntime) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.manifest import ColumnDef, EntityDef, ListBinding, ListFilter, ToolDef
+from compoworld.runtime.filterexprs import compile_expressions
 from compoworld.runtime.tables import EntityTable, quote
 from compoworld.runtime.validate import ArgumentError
 
@@ -157,6 +158,11 @@ class ListQuery:
         for arg, flt in sorted(listing.filters.items()):
             if arg in given and flt.column in table.column_set:
                 self._filter(plan, arg, flt, given[arg])
+        expressions = listing.expressions
+        if expressions is not None and given.get(expressions.arg) is not None:
+            clause, params = compile_expressions(expressions, table, given[expressions.arg])
+            plan.where.append(clause)
+            plan.params.extend(params)
         query = given.get(tool.search_arg) if tool.search_arg else None
         if query and table.text_columns:
             like = " OR ".join(f"{quote(c)} LIKE ? ESCAPE '\\'" for c in table.text_columns)

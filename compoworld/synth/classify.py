@@ -18,6 +18,7 @@ from compoworld.specs.shapes import json_type
 from compoworld.synth.actions import ActionBinding, bind_action, bind_patch
 from compoworld.synth.bulkreads import bind_bulk_reads
 from compoworld.synth.entities import EntityInference, Target
+from compoworld.synth.filterexprs import open_values, searches_by_body
 from compoworld.synth.listparams import ListBinder, json_choices, language_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.outputs import (
@@ -225,6 +226,10 @@ def _input_schema(
             if allowed and isinstance(props[arg], dict) and "enum" not in props[arg]:
                 # the state only holds these values: say so to the caller instead of storing another
                 props[arg] = {**props[arg], "enum": allowed}
+    listing = binding.get("listing")
+    expressions = listing.expressions if isinstance(listing, ListBinding) else None
+    if expressions is not None and isinstance(props.get(expressions.arg), dict):
+        props[expressions.arg] = open_values(props[expressions.arg], expressions)
     bound = set(binding.get("arg_columns", {}))
     for p in tool.params:  # the service answers JSON (in its one language): a selector takes only that
         choices, language = json_choices(p), None
@@ -329,7 +334,7 @@ def _action_tool(tool: ToolSpec, target: Target, bound: ActionBinding, inference
     entity = inference.entity(bound.entity)
     written = inference.entity(bound.action.target)
     assert entity is not None and written is not None
-    binding = {"pk_arg": bound.pk_arg, "arg_columns": bound.arg_columns}
+    binding = {"pk_arg": bound.pk_arg, "arg_columns": bound.arg_columns, "listing": bound.listing}
     response: ResponseShape | None
     lookup = bound.action.kind in ("lookup", "count")  # reads of typed state
     if bound.action.returns == "row":  # the written row, in the body the spec declares (the shaper's)
@@ -391,6 +396,8 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
     binding: dict[str, Any] = {}
     operation = target.operation
     reason = target.reason
+    if operation == "action" and entity is not None and target.pk_param is None and searches_by_body(tool):
+        operation = "search"  # ``POST /V1.0/Contracts/query {"filter": [...]}``: the entity's search
     if operation == "action":
         try:
             bound = bind_action(tool, target, inference)

@@ -12,8 +12,8 @@ A count whose arguments are those of a list rather than columns (Graph's ``GET /
 with ``$search`` and ``$filter``, Autotask's ``query/count?search=``) binds them as the list of the
 same rows does (``listparams.ListBinder``): a free-text query searches the rows' text, a range or
 set filter is a filter, and an optional one the rows cannot answer is refused by name at any value
-but its default. It counts what the list with those arguments would hold; a count that pages
-(a limit, an offset, a cursor) counts nothing a list does, and stays with the world model.
+but its default. It counts what the list with those arguments would hold; an argument that pages
+(a limit, an offset, a cursor) is refused by name: a count counts every row that matches.
 """
 
 from __future__ import annotations
@@ -124,13 +124,21 @@ def _listed_count(
     tool: ToolSpec, entity: EntityDef, parents: dict[str, str], action: ActionDef
 ) -> CollectionBinding | None:
     """The count with its arguments bound as a list's (see the module docstring), or None where
-    one is required and names nothing, or one pages."""
+    one is required and names nothing."""
     binder = ListBinder(entity, parents)
     binder.bind(list(tool.params))
     listing = binder.listing
-    pages = {"limit_arg", "offset_arg"} & set(binder.fields) or listing.cursor_arg or listing.before_arg
-    if binder.problem is not None or pages or listing.headers:
+    if binder.problem is not None:
         return None
+    for arg in (
+        binder.fields.get("limit_arg"),
+        binder.fields.get("offset_arg"),
+        listing.cursor_arg,
+        listing.before_arg,
+    ):
+        if arg is not None:  # ``maxRecords`` beside a query's filters: a count pages nothing
+            listing.refused[arg] = "pages a list; a count counts every row that matches"
+    listing.cursor_arg = listing.before_arg = None
     columns = {a: c for a, c in binder.arg_columns.items() if a not in parents}
     search = binder.fields.get("search_arg")
     return CollectionBinding(entity.name, action, columns, listing, search)

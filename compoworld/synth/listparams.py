@@ -31,6 +31,7 @@ from compoworld.specs.model import FieldSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import split_words
 from compoworld.synth.drafts import operation_constant
+from compoworld.synth.filterexprs import expressions_of
 from compoworld.synth.naming import match_key
 
 __all__ = ["LIMIT_KEYS", "OFFSET_KEYS", "SEARCH_KEYS", "ListBinder", "json_choices", "language_choices"]
@@ -304,6 +305,10 @@ class ListBinder:
         words = _words(p)
         key = "".join(words)
         kind = _type(p)
+        expressions = expressions_of(p) if kind == "array" and self.listing.expressions is None else None
+        if expressions is not None:  # ``filter: [{field, op, value}]``: compiled whole at run time
+            self.listing.expressions = expressions
+            return None
         if kind == "object":
             return self._operators(p, key)
         if self._paging(p, key):

@@ -110,6 +110,8 @@ NON_RESOURCES: frozenset[str] = frozenset(
     }
 )
 
+#: Literals naming a query of the collection before them, qualified by what follows (``query/count``).
+_QUERY_LITERALS = frozenset({"query", "search"})
 #: Literals after an item that are a view of it, not a collection under it (``/messages/{id}/details``).
 _VIEWS = frozenset({"details", "detail", "dump", "raw", "content", "contents", "source"})
 
@@ -234,6 +236,9 @@ def parse_path(path: str) -> PathShape:
     ) or (last.lower() in _VIEWS and len(segments) > 2 and _param(segments[-2]) is not None):
         custom = last  # an action literal, or a view of an item (``/messages/{id}/details``)
         segments = segments[:-1]
+        before = segments[-1]
+        if len(segments) > 2 and _param(before) is None and before.lower() in _QUERY_LITERALS:
+            custom, segments = f"{before}/{last}", segments[:-1]  # ``/Contracts/query/count``
     if custom is not None:
         base = _base_shape(segments)
         if base.kind in ("collection", "item"):

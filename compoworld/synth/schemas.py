@@ -75,6 +75,8 @@ _META = {
     "code",
     "record_count",
     "pagination",
+    "pagedetails",
+    "pageinfo",
     "paging",
     "nextsynctoken",
     "timezone",

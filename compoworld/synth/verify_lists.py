@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from compoworld.manifest import EntityDef, ListBinding, ListFilter, ToolDef
+from compoworld.manifest import EntityDef, FilterExpressions, ListBinding, ListFilter, ToolDef
 from compoworld.runtime.listquery import direction, sort_terms
 from compoworld.runtime.validate import ArgsValidator, ArgumentError
 from compoworld.runtime.world import generate_value
@@ -47,6 +47,7 @@ def unaccounted(tool: ToolDef) -> list[str]:
     known = {tool.pk_arg, tool.search_arg, tool.limit_arg, tool.offset_arg, listing.sort_arg}
     known |= {listing.order_arg, listing.cursor_arg, listing.before_arg}
     known |= set(tool.arg_columns) | set(listing.filters) | set(listing.refused) | set(listing.headers)
+    known |= {listing.expressions.arg} if listing.expressions is not None else set()
     props = tool.input_schema.get("properties") or {}
     return sorted(a for a in props if a not in known and tool.arg_locations.get(a) != "path")
 
@@ -198,6 +199,25 @@ class _ListCheck:
         if not self._ok({**self.base, arg: candidate}):
             return False
         return await self.expect_rows(arg, candidate, wanted)
+
+    async def expressed(self, spec: FilterExpressions) -> bool:
+        """A filter expression ``{field, op: eq, value}`` answers the rows holding that value, and
+        one whose field names no column is refused by name."""
+        for column in self.entity.columns:
+            values = self.values(column.name) if not column.primary_key and column.type != "json" else []
+            if not values:
+                continue
+            value = values[len(values) // 2]
+            expression = {spec.field: column.source_name or column.name, spec.op: "eq", spec.value: value}
+            wanted = [r for r in self.rows if _text(r.get(column.name)) == _text(value)]
+            if not await self.expect_rows(spec.arg, [expression], wanted):
+                return False
+            unknown = [{spec.field: "no_such_field_x", spec.op: "eq", spec.value: value}]
+            out = await self.ck.call(None, self.tool.name, {**self.base, spec.arg: unknown})
+            if out.success or spec.arg not in out.message:
+                raise CheckFailure(f"a filter expression on no field was not refused by name: {out}")
+            return True
+        return False
 
     async def searched(self, arg: str) -> bool:
         """Free text answers the rows one of whose text fields holds it."""
@@ -423,6 +443,9 @@ async def check_listing(ck: Checker, tool: ToolDef, base: dict[str, Any], checks
     if tool.search_arg and tool.search_arg not in scoped:
         tally.declared += 1
         tally.verified += await check.searched(tool.search_arg)
+    if listing.expressions is not None:
+        tally.declared += 1
+        tally.verified += await check.expressed(listing.expressions)
     if listing.order_arg and listing.order_arg not in scoped:
         tally.declared += 1
         tally.verified += await check.ordered(listing.order_arg)
