@@ -225,6 +225,11 @@ class FilterExpressions(BaseModel):
     op: str = Field(description="Key of its operator (eq, noteq, gt, gte, lt, lte, beginsWith, contains...).")
     value: str = Field(description="Key of the value it compares with.")
     group: str | None = Field(default=None, description="Key of a group's member expressions, if any.")
+    within: str | None = Field(
+        default=None,
+        description='Where the argument is JSON text (Autotask\'s ``GET /query?search={"filter": [...]}``, '
+        "the body of its POST twin): the key of that object holding the expressions.",
+    )
 
 
 class ListBinding(BaseModel):

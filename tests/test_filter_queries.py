@@ -4,13 +4,15 @@
 contracts' search: each expression is compiled over the column its field names (eq, noteq, gt,
 contains, in, exist and ``{"op": "or", "items": [...]}`` groups), a field or operator the state
 cannot answer is refused by name, and ``/query/count`` answers ``{"queryCount": n}`` for the same
-filters; a create is found and counted by the next call. Built from an inline document with
+filters; the GET twins carry the same body as JSON text in ``?search=``; a create is found and
+counted by the next call. Built from an inline document with
 verification on, called over the REST routes on real SQLite.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,7 @@ _RESULT = {
         },
     },
 }
+_SEARCH = {"in": "query", "name": "search", "required": True, "schema": {"type": "string"}}
 _COUNT = {"type": "object", "properties": {"queryCount": {"type": "integer", "format": "int32"}}}
 
 
@@ -86,18 +89,28 @@ def _doc() -> dict[str, Any]:
                 }
             },
             "/V1.0/Contracts/query": {
+                "get": {
+                    "operationId": "Contracts_UrlParameterQuery",
+                    "parameters": [_SEARCH],
+                    "responses": ok(_RESULT),
+                },
                 "post": {
                     "operationId": "Contracts_Query",
                     "requestBody": json_body(query),
                     "responses": ok(_RESULT),
-                }
+                },
             },
             "/V1.0/Contracts/query/count": {
+                "get": {
+                    "operationId": "Contracts_UrlParameterQueryCount",
+                    "parameters": [_SEARCH],
+                    "responses": ok(_COUNT),
+                },
                 "post": {
                     "operationId": "Contracts_QueryCount",
                     "requestBody": json_body(query),
                     "responses": ok(_COUNT),
-                }
+                },
             },
         },
         "components": {"schemas": {"ContractModel": _CONTRACT, "Filter": _FILTER, "QueryModel": _QUERY}},
@@ -123,6 +136,14 @@ def test_the_query_posts_are_the_entity_s_search_and_count(rt: ServiceRuntime) -
     count = rt.manifest.tool("Contracts_QueryCount")
     assert count is not None and count.backend == "action", count and count.simulated_reason
     assert count.action is not None and count.action.kind == "count" and count.action.answer == "queryCount"
+    for name, backend in (
+        ("Contracts_UrlParameterQuery", "implemented"),
+        ("Contracts_UrlParameterQueryCount", "action"),
+    ):
+        twin = rt.manifest.tool(name)
+        assert twin is not None and twin.backend == backend, twin and twin.simulated_reason
+        assert twin.search_arg is None and twin.listing is not None and twin.listing.expressions is not None
+        assert twin.listing.expressions.arg == "search" and twin.listing.expressions.within == "filter"
 
 
 def test_filters_select_the_rows_they_name_and_see_a_create(rt: ServiceRuntime) -> None:
@@ -164,6 +185,18 @@ def test_filters_select_the_rows_they_name_and_see_a_create(rt: ServiceRuntime) 
             out["zebra"] = await ids(
                 {"filter": [{"field": "contractName", "op": "beginsWith", "value": "Zebra"}]}
             )
+            text = json.dumps(by_status)
+            out["get"] = sorted(
+                r["id"]
+                for r in (await http.get("/V1.0/Contracts/query", params={"search": text}, headers=h)).json()[
+                    "items"
+                ]
+            )
+            out["get_count"] = (
+                await http.get("/V1.0/Contracts/query/count", params={"search": text}, headers=h)
+            ).json()
+            plain = await http.get("/V1.0/Contracts/query", params={"search": "Zebra"}, headers=h)
+            out["plain"] = plain.status_code
             bad = await http.post(
                 "/V1.0/Contracts/query",
                 json={"filter": [{"field": "colour", "op": "eq", "value": 1}]},
@@ -178,4 +211,6 @@ def test_filters_select_the_rows_they_name_and_see_a_create(rt: ServiceRuntime) 
     assert out["either"] == sorted(r["id"] for r in either)
     assert out["count"] == {"queryCount": len(same)} and out["after"] == {"queryCount": len(same) + 1}
     assert len(out["zebra"]) == 1
+    assert out["get"] == sorted([*out["same"], *out["zebra"]]) and out["get_count"] == out["after"]
+    assert out["plain"] in (400, 422)  # free text is no query of this API
     assert out["bad"][0] in (400, 422) and "colour" in out["bad"][1]

@@ -9,6 +9,7 @@ never quietly dropped. The binding is ``FilterExpressions`` (``compoworld.synth.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from compoworld.manifest import FilterExpressions
@@ -98,5 +99,17 @@ class _Compiler:
 
 
 def compile_expressions(spec: FilterExpressions, table: EntityTable, value: Any) -> tuple[str, list[Any]]:
-    """(SQL condition, its parameters) of the expressions a call gives (``ArgumentError``: why not)."""
-    return _Compiler(spec, table).all_of(value, 0)
+    """(SQL condition, its parameters) of the expressions a call gives (``ArgumentError``: why not);
+    where the argument is JSON text, the expressions under ``within`` of the object it holds."""
+    compiler = _Compiler(spec, table)
+    if spec.within is not None:
+        try:
+            query = json.loads(value) if isinstance(value, str) else value
+        except ValueError as exc:
+            raise compiler.fail(
+                f"must be a JSON object with '{spec.within}': a list of filter expressions"
+            ) from exc
+        if not isinstance(query, dict):
+            raise compiler.fail(f"must be a JSON object with '{spec.within}': a list of filter expressions")
+        value = next((v for k, v in query.items() if _key(k) == _key(spec.within)), [])
+    return compiler.all_of(value, 0)

@@ -18,7 +18,7 @@ from compoworld.specs.shapes import json_type
 from compoworld.synth.actions import ActionBinding, bind_action, bind_patch
 from compoworld.synth.bulkreads import bind_bulk_reads
 from compoworld.synth.entities import EntityInference, Target
-from compoworld.synth.filterexprs import open_values, searches_by_body
+from compoworld.synth.filterexprs import bind_query_strings, open_values, searches_by_body
 from compoworld.synth.listparams import ListBinder, json_choices, language_choices
 from compoworld.synth.naming import match_key
 from compoworld.synth.outputs import (
@@ -460,10 +460,10 @@ def classify_tool(tool: ToolSpec, target: Target, inference: EntityInference) ->
 
 def classify_tools(spec: ServiceSpec, inference: EntityInference) -> list[ToolDef]:
     """ToolDefs for every tool of the service, in source order (a batch read of a one-row read's
-    rows is bound to that read: ``compoworld.synth.bulkreads``)."""
-    return bind_bulk_reads(
-        [
-            classify_tool(tool, inference.targets.get(tool.name) or Target(None, "action"), inference)
-            for tool in spec.tools
-        ]
-    )
+    rows is bound to that read: ``compoworld.synth.bulkreads``; a GET twin of a filter-expression
+    POST reads its query string as that POST's body: ``compoworld.synth.filterexprs``)."""
+    tools = [
+        classify_tool(tool, inference.targets.get(tool.name) or Target(None, "action"), inference)
+        for tool in spec.tools
+    ]
+    return bind_query_strings(bind_bulk_reads(tools))

@@ -6,21 +6,24 @@ list of ``{field, op, value}`` objects, a group of them being ``{"op": "or", "it
 an argument is bound as a whole (``FilterExpressions``): the runtime compiles each expression to SQL
 over the column its field names (``compoworld.runtime.filterexprs``), and refuses by name an
 expression whose field or operator it cannot answer. A POST to a ``query``/``search`` literal whose
-answer lists the entity's rows is then the entity's search, read as a GET list is.
+answer lists the entity's rows is then the entity's search, read as a GET list is. Its GET twin
+at the same path (``GET /V1.0/Contracts/query?search={"filter": [...]}``, and ``query/count``'s)
+carries that body as JSON text in its one query string: bound to the same expressions, read from
+the text (``bind_query_strings``), never as free text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from compoworld.manifest import FilterExpressions
+from compoworld.manifest import FilterExpressions, ListBinding, ToolDef
 from compoworld.specs.model import FieldSpec, ToolSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import split_words
 from compoworld.synth.naming import match_key
 from compoworld.synth.schemas import merged_properties, unwrap
 
-__all__ = ["expressions_of", "open_values", "searches_by_body"]
+__all__ = ["bind_query_strings", "expressions_of", "open_values", "searches_by_body"]
 
 _FIELD_KEYS = ("field", "fieldname", "property", "attribute", "column", "key")
 _OP_KEYS = ("op", "operator", "operation", "comparison", "condition")
@@ -78,3 +81,62 @@ def open_values(schema: dict[str, Any], spec: FilterExpressions, depth: int = 0)
     if spec.group is not None and isinstance(props.get(spec.group), dict):
         props[spec.group] = open_values(props[spec.group], spec, depth + 1)
     return {**schema, "items": {**items, "properties": props}}
+
+
+def _twin(tool: ToolDef, tools: list[ToolDef]) -> ToolDef | None:
+    """The POST at the same path and of the same entity whose body holds filter expressions."""
+    for other in tools:
+        listing = other.listing
+        if (
+            other.method == "POST"
+            and other.path == tool.path
+            and other.entity == tool.entity
+            and other.backend != "simulated"
+            and listing is not None
+            and listing.expressions is not None
+        ):
+            return other
+    return None
+
+
+def _query_text(tool: ToolDef) -> str | None:
+    """The one string argument of a GET (a credential header aside) that can carry a JSON query."""
+    args = [a for a, where in tool.arg_locations.items() if where == "query"]
+    props = tool.input_schema.get("properties") or {}
+    if len(args) != 1 or json_type(props.get(args[0]) or {}) != "string":
+        return None
+    return args[0]
+
+
+def bind_query_strings(tools: list[ToolDef]) -> list[ToolDef]:
+    """Tools with each GET twin of a filter-expression POST reading its query string as that POST's
+    body (see the module docstring): a search bound as free text, or a simulated count."""
+    out = []
+    for tool in tools:
+        twin = _twin(tool, tools) if tool.method == "GET" else None
+        arg = _query_text(tool) if twin is not None else None
+        if twin is None or arg is None or twin.listing is None or twin.listing.expressions is None:
+            out.append(tool)
+            continue
+        body = twin.listing.expressions
+        spec = body.model_copy(update={"arg": arg, "within": twin.wire_names.get(body.arg, body.arg)})
+        searching = (
+            tool.backend == "implemented" and tool.search_arg == arg and twin.operation == tool.operation
+        )
+        counting = twin.action is not None and twin.action.kind == "count" and tool.operation == "action"
+        if searching:
+            listing = (tool.listing or ListBinding()).model_copy(update={"expressions": spec})
+            out.append(tool.model_copy(update={"search_arg": None, "listing": listing}))
+        elif counting and twin.action is not None:
+            listing = ListBinding(expressions=spec)
+            update = {
+                "backend": "action",
+                "kind": "read",
+                "simulated_reason": None,
+                "entity": twin.entity,
+                "search_arg": None,
+            }
+            out.append(tool.model_copy(update={**update, "action": twin.action, "listing": listing}))
+        else:
+            out.append(tool)
+    return out

@@ -32,7 +32,7 @@ from compoworld.synth.asgi_client import AsgiClient
 from compoworld.synth.reverify import Verdicts, called, looks_up
 from compoworld.synth.twin import Twin, TwinFailure
 from compoworld.synth.verify_collections import check_collection
-from compoworld.synth.verify_lists import ListTally, as_arg, check_listing
+from compoworld.synth.verify_lists import ListTally, as_arg, check_listing, expressions_arg
 from compoworld.synth.verify_world import CheckFailure, check_action, check_simulated, check_unhonoured
 
 __all__ = [
@@ -156,6 +156,7 @@ class _Checker:
         rng = _rng(self.rt.name, tool.name)
         args: dict[str, Any] = {}
         entity = self.rt.manifest.entity(tool.entity) if tool.entity else None
+        expressions = tool.listing.expressions if tool.listing is not None else None
         for name in sorted(props):
             column_name = tool.arg_columns.get(name)
             column = entity.column(column_name) if entity and column_name else None
@@ -175,6 +176,8 @@ class _Checker:
                     args[name] = head[target.pk]
             elif tool.listing is not None and name in tool.listing.refused and name in required:
                 args[name] = props[name].get("default")  # served only at its declared default
+            elif expressions is not None and name == expressions.arg and name in required:
+                args[name] = expressions_arg(expressions, [])  # no filter: every row
             elif name in required or (full and column is not None and not column.read_only):
                 args[name] = generate_value(props[name], rng, name)
         if tool.operation in ("list", "search"):

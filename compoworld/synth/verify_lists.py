@@ -27,7 +27,7 @@ from compoworld.runtime.world import generate_value
 from compoworld.seeding import seeded_rng
 from compoworld.synth.verify_world import Checker, CheckFailure
 
-__all__ = ["ListTally", "as_arg", "check_listing", "unaccounted"]
+__all__ = ["ListTally", "as_arg", "check_listing", "expressions_arg", "unaccounted"]
 
 _PAGE = 500
 
@@ -50,6 +50,11 @@ def unaccounted(tool: ToolDef) -> list[str]:
     known |= {listing.expressions.arg} if listing.expressions is not None else set()
     props = tool.input_schema.get("properties") or {}
     return sorted(a for a in props if a not in known and tool.arg_locations.get(a) != "path")
+
+
+def expressions_arg(spec: FilterExpressions, expressions: list[dict[str, Any]]) -> Any:
+    """The argument sending ``expressions``: the list, or the JSON text of the object holding it."""
+    return json.dumps({spec.within: expressions}) if spec.within is not None else expressions
 
 
 def _text(value: Any) -> str:
@@ -210,10 +215,12 @@ class _ListCheck:
             value = values[len(values) // 2]
             expression = {spec.field: column.source_name or column.name, spec.op: "eq", spec.value: value}
             wanted = [r for r in self.rows if _text(r.get(column.name)) == _text(value)]
-            if not await self.expect_rows(spec.arg, [expression], wanted):
+            if not await self.expect_rows(spec.arg, expressions_arg(spec, [expression]), wanted):
                 return False
             unknown = [{spec.field: "no_such_field_x", spec.op: "eq", spec.value: value}]
-            out = await self.ck.call(None, self.tool.name, {**self.base, spec.arg: unknown})
+            out = await self.ck.call(
+                None, self.tool.name, {**self.base, spec.arg: expressions_arg(spec, unknown)}
+            )
             if out.success or spec.arg not in out.message:
                 raise CheckFailure(f"a filter expression on no field was not refused by name: {out}")
             return True
