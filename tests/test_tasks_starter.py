@@ -107,3 +107,17 @@ def test_a_person_added_to_another_system_is_looked_up_there_once_the_record_exi
         assert "to make sure the new record is in place" in task.instruction
         (email,) = set(re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", str(walk[created].arguments)))
         assert email in str(task.gold_calls[created + 1].result)  # the new record is in what it found
+
+
+def test_distractors_are_drawn_from_the_systems_earlier_tasks_used(tasks: list[Task]) -> None:
+    """A distractor is a system the run's earlier tasks work in (one that holds people and their records,
+    whose runtime the run most likely loaded already), the rest of the library only where those are too
+    few: on a library of thousands a distractor drawn from all of it was a cold load per variant."""
+    used: set[str] = set()
+    from_used = 0
+    for task in tasks:
+        others, distractors = used - set(task.services), set(task.distractors)
+        assert distractors <= others or others <= distractors, task.id
+        from_used += bool(others) and distractors <= others
+        used |= set(task.services)
+    assert from_used >= len(tasks) // 3

@@ -341,11 +341,23 @@ class TaskGenerator:
         return others, notify
 
     def _distractors(self, rng: random.Random, services: list[str]) -> list[str]:
+        """Services mounted beside the task's own that it does not need: drawn from the systems earlier
+        tasks of the run use (ones that hold people and their records, so they look like places the work
+        could be, and whose runtimes the run has most likely loaded already: on the whole corpus a
+        distractor drawn from all 4,282 services was a cold load for its ``extra_reads`` and
+        ``extra_delete`` variants), the rest of the library only where those are too few."""
         split = "test" if set(services) & set(self.held_out) else "train"
-        pool = [s for s in self.names if s not in services and (split == "test" or s not in self.held_out)]
+
+        def allowed(name: str) -> bool:
+            return name not in services and (split == "test" or name not in self.held_out)
+
         lo, hi = self.options.distractors
-        k = min(len(pool), rng.randint(min(lo, hi), max(lo, hi)))
-        return sorted(rng.sample(pool, k))
+        wanted = rng.randint(min(lo, hi), max(lo, hi))
+        seen = [s for s in sorted(self.usage.uses) if allowed(s)]
+        if len(seen) >= wanted:
+            return sorted(rng.sample(seen, wanted))
+        rest = [s for s in self.names if allowed(s) and s not in self.usage.uses]
+        return sorted(seen + rng.sample(rest, min(len(rest), wanted - len(seen))))
 
     def _writes(self, draft: Draft) -> tuple[list[GoldWrite], list[SkippedWrite]]:
         writes: list[GoldWrite] = []
