@@ -176,3 +176,23 @@ def test_spread_reads_the_busiest_service_and_the_same_vertical_pairs() -> None:
         "same-vertical service pairs": 0.0,
         "same-vertical pairs, shared systems in every vertical": 0.0,
     }
+
+
+def test_a_service_whose_options_all_weigh_nothing_is_no_candidate() -> None:
+    """The opening under a strict spread weighs a person 0 when the first workflow could use none of their
+    records without a system past the cap: a party system holding only such people is passed over (the
+    next best service is drawn), and where every option weighs 0 the draw gives up for the spread."""
+    rng = random.Random(6)
+    usage = Usage()
+    weight = {"big": 0.0, "small": 1.0, "tiny": 1.0}
+    picks = {
+        by_service(rng, OPTIONS, _service, favoured={"big"}, weight=lambda o: weight[o[0]], usage=usage)[0]
+        for _ in range(40)
+    }
+    assert picks == {"small", "tiny"}  # "big" is the vertical's, but none of its people can be drawn
+    with pytest.raises(SpreadExhausted):
+        by_service(rng, OPTIONS, _service, weight=lambda o: 0.0, usage=usage)
+    # positive weights draw exactly as before: the same services, the same rng use
+    a = [by_service(random.Random(9), OPTIONS, _service, weight=lambda o: 1.0 + o[1]) for _ in range(3)]
+    b = [by_service(random.Random(9), OPTIONS, _service, weight=lambda o: 1.0 + o[1]) for _ in range(3)]
+    assert a == b

@@ -115,6 +115,13 @@ def generate(
     solution_check: Annotated[
         bool, typer.Option(help="Run every valid variant and wrong solution on each task before keeping it.")
     ] = True,
+    strict_spread: Annotated[
+        bool,
+        typer.Option(
+            help="On a library of 800+ services, no workflow takes a system past its share of tasks "
+            "(fewer busy systems, thinner tasks: see docs/tasks.md)."
+        ),
+    ] = False,
 ) -> None:
     """Scenarios over the library's people, executed on forks, kept only if their rubric verifies."""
     console = _console()
@@ -133,6 +140,7 @@ def generate(
             split_services=split,
             today=today or settings.default_today,
             solution_check=solution_check,
+            strict_spread=strict_spread,
         )
         with _progress(console) as progress:
             bar = progress.add_task("generating tasks", total=n)

@@ -86,10 +86,12 @@ class GenerateOptions(BaseModel):
     )
     strict_spread: bool = Field(
         default=False,
-        description="Leave a chained workflow out rather than take a service past the share cap "
-        "on a library large enough for it (``scenario.spread``): on the whole corpus (300 tasks) the busiest "
-        "service in about 11% of tasks instead of 15%, but 6.6 gold calls instead of 9.2. The closing "
-        "message is always left out rather than exceed it there.",
+        description="On a library large enough for the share cap (``scenario.spread``), every try's first "
+        "workflow, the chained workflows and the closing message give up rather than take a system past it, "
+        "and the opening draws only people with records that first workflow can use in a system under it. "
+        "On the whole corpus (1,000 tasks) the busiest service in 2.8% of the tasks instead of 10.3%, 40.9% "
+        "same-vertical pairs instead of 35.6%, but 6.9 gold calls instead of 8.4 and 51% touching 4+ "
+        "services instead of 69%: off by default.",
     )
     solution_check: bool = Field(
         default=True, description="Run every valid variant and wrong solution on each task before keeping it."
@@ -190,6 +192,8 @@ class TaskGenerator:
         self.groups = {name: group_by_service(pool, _party_service) for name, pool in self.pools.items()}
         #: id of a subject -> its record tables counted by service (``_reach``; the subjects live as long)
         self._by_record_service: dict[int, list[tuple[str, int]]] = {}
+        #: (id of a subject, archetype) -> the services of the record tables it can use (``_reach``)
+        self._fitting: dict[tuple[int, str], list[str]] = {}
         self.terms = TermIndex(lib.terms)
         #: services per kept task so far: every draw of a service balances against it (``spread``)
         self.usage = Usage.for_library(len(self.names))
@@ -234,29 +238,47 @@ class TaskGenerator:
             raise DraftRejected("no archetype fits this library")
         return usable[(index + attempt * 7) % len(usable)] if attempt < 2 else rng.choice(usable)
 
+    def _opening(self, rng: random.Random, index: int, attempt: int) -> tuple[Archetype, Subject]:
+        """The first workflow and the person it opens with: the opening's service first (each alike, not
+        where most people happen to be; see ``spread``: a system of some line of business first, the least
+        used so far), then a person there, those known in more systems more often (their scenarios can
+        chain more workflows).
+
+        An archetype none of whose people can be drawn (``_reach`` is 0 for each under a strict spread)
+        gives way to the next one in turn (the archetypes' pools hold different people and tables), so a
+        try is spent on a draft that can keep the cap; ``SpreadExhausted`` when none can."""
+        first = self._archetype(rng, index, attempt)
+        usable = [a for a in self.archetypes if self.pools[a.name]]
+        start = usable.index(first)
+        for archetype in usable[start:] + usable[:start]:
+            try:
+                subject = by_service(
+                    rng,
+                    self.pools[archetype.name],
+                    _party_service,
+                    favoured=self.world.in_vertical(VERTICAL_DOMAINS),
+                    weight=lambda subject, archetype=archetype: self._reach(subject, archetype),  # type: ignore[misc]
+                    usage=self.usage,
+                    groups=self.groups[archetype.name],
+                )
+            except SpreadExhausted:
+                continue
+            return archetype, subject
+        raise SpreadExhausted("every system a scenario could open in is in its share of tasks already")
+
     async def _draft(self, rng: random.Random, index: int, attempt: int) -> tuple[Task, Instruction]:
         """One unverified task from a fresh scenario, and its instruction with the values it must state and
         hide; ``DraftRejected`` with the reason when it cannot be one."""
         opts = self.options
         # the opening takes the least used party service past the share cap rather than give up: party
-        # tables are the scarcest role (67 services of the whole corpus's 4,282, each also a record or a
-        # sink of other tasks), so a strict opening gave up on nearly every try but the last, and the
-        # last try's first workflow, never strict, took the busiest systems once more
+        # tables are the scarcest role (60 services of the whole corpus's 4,282 open tasks, each also a
+        # record or a sink of other tasks), and the cap follows the tasks kept so far, so a strict opening
+        # stops the run (every party service past it, no task kept to raise it: 48 of 1,000 tasks). With
+        # ``strict_spread`` every later draw gives up past the cap, and the opening draws only people with
+        # records the first workflow can use in a system under it (``_reach``)
+        strict = opts.strict_spread
         self.usage.strict = False
-        archetype = self._archetype(rng, index, attempt)
-        pool = self.pools[archetype.name]
-        # the opening's service first (each alike: not where most people happen to be; see ``spread``)
-        # (a system of some line of business first, the least used so far), then a person there, those
-        # known in more systems more often: their scenarios can chain more workflows
-        subject = by_service(
-            rng,
-            pool,
-            _party_service,
-            favoured=self.world.in_vertical(VERTICAL_DOMAINS),
-            weight=self._reach,
-            usage=self.usage,
-            groups=self.groups[archetype.name],
-        )
+        archetype, subject = self._opening(rng, index, attempt)
         # the opening system's line of business, else the one the person's other systems point to
         lead = self.world.domain(subject.party.service)
         hint = [self.world.domain(t.service) for t, _ in subject.records]
@@ -266,8 +288,8 @@ class TaskGenerator:
             draft = Draft(self.world, session, rng, opts.today, usage=self.usage)
             scene = await open_scene(draft, vertical, subject)
             # past the share cap, the first workflow gives up (another try draws anew), except on the
-            # last try: a library too small for the cap still gets its tasks
-            self.usage.strict = attempt < opts.attempts - 1
+            # last try unless the spread is strict: a library too small for the cap still gets its tasks
+            self.usage.strict = strict or attempt < opts.attempts - 1
             scene.archetype = archetype.name
             await archetype.plan(scene)
             chained = [archetype.name]
@@ -304,15 +326,32 @@ class TaskGenerator:
         task = self._task(index, draft, rubric, hashes, text, distractors, chained, vertical.name)
         return task, Instruction(text, required=list(draft.stated), hidden=hidden)
 
-    def _reach(self, subject: Subject) -> float:
+    def _reach(self, subject: Subject, first: Archetype | None = None) -> float:
         """How much a scenario over this person can do without the busiest systems: one, and one more for
         each of their record tables in a system still under the share cap (``spread``). Drawn by it,
         the people known in more systems come up more often (their scenarios chain more workflows), and
-        those whose records lie only in systems past their share less (their drafts give up for the
-        spread, or take a busy system once more). Before any system is past the cap (and on a library
-        too small for one) it is one more than the person's record tables."""
+        those whose records lie only in systems past their share less. Before any system is past the cap
+        (and on a library too small for one) it is one more than the person's record tables.
+
+        Under a strict spread it is 0 for a person none of whose record tables that the ``first``
+        workflow could use lies in a system under the cap: their draft would give up for the spread
+        after its opening's calls (so such a person is not drawn, and a party system holding only such
+        people is no candidate)."""
         usage = self.usage
+        strict = first is not None and self.options.strict_spread and usage.hard and first.needs != ("none",)
+        if strict and all(usage.over(s) for s in self._fitting_services(subject, first)):  # type: ignore[arg-type]
+            return 0.0
         return 1 + sum(n for service, n in self._record_services(subject) if not usage.over(service))
+
+    def _fitting_services(self, subject: Subject, archetype: Archetype) -> list[str]:
+        """The services of the person's record tables the archetype can use, found once per subject."""
+        key = (id(subject), archetype.name)
+        found = self._fitting.get(key)
+        if found is None:
+            found = self._fitting[key] = sorted(
+                {t.service for t, rows in subject.records if fits(archetype, t, rows, self.world)}
+            )
+        return found
 
     def _record_services(self, subject: Subject) -> list[tuple[str, int]]:
         """(service, how many of the person's record tables it holds), found once per subject."""

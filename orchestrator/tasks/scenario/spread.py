@@ -150,7 +150,8 @@ def by_service(
     then in ``favoured``, then in ``shared``, then least used; ties at random; no tally: as before any
     task was kept), then
     one of its options (uniformly, or by ``weight``). Deterministic for a given ``rng`` state, option
-    order and tally. ``SpreadExhausted`` for a strict draw whose candidates are all past the cap.
+    order and tally. ``SpreadExhausted`` for a strict draw whose candidates are all past the cap, and
+    where every option's ``weight`` is 0 (services whose options all weigh 0 are no candidates).
     ``groups``: ``group_by_service(options, service)`` made once (the same draw, without regrouping)."""
     if groups is None:
         groups = group_by_service(options, service)
@@ -158,10 +159,18 @@ def by_service(
         raise ValueError("nothing to choose from")
     tally = usage if usage is not None else Usage()
     keys = {n: tally.key(n, favoured, shared) for n in groups}
-    best = min(keys.values())
+    tied: list[str] = []
+    for best in sorted(set(keys.values())):
+        tied = [n for n, key in keys.items() if key == best]
+        if weight is not None:  # a service none of whose options weighs anything is no candidate
+            tied = [n for n in tied if any(weight(m) > 0 for m in groups[n])]
+        if tied:
+            break
+    if not tied:
+        raise SpreadExhausted("no candidate can play this part without a system past its share of tasks")
     if best[0] and tally.strict and tally.hard:
         raise SpreadExhausted("every system that could do this is in its share of tasks already")
-    chosen = rng.choice([n for n, key in keys.items() if key == best])
+    chosen = rng.choice(tied)
     tally.drawn.append(chosen)
     members = groups[chosen]
     if weight is None:
