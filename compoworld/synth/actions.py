@@ -48,7 +48,6 @@ from compoworld.synth.unbound import Unbound
 __all__ = ["ActionBinding", "bind_action", "bind_patch", "patch_columns", "patch_param", "response_is_row"]
 
 _READ_METHODS = {"GET", "HEAD", "OPTIONS"}
-_HTTP_WORDS = {"get", "post", "put", "patch", "delete", "head"}
 #: Words of operations over many rows at once: their payload is a list of requests, not one row.
 _BULK = {"bulk", "batch", "batches", "many", "multiple", "all"}
 _ID_WORDS = {"id", "ids", "key", "uuid", "sid", "guid"}
@@ -86,7 +85,7 @@ def _verb_words(tool: ToolSpec) -> tuple[list[str], list[str], bool]:
         on_item = on_item or (len(segments) >= 2 and "{" in segments[-2] and "{" not in segments[-1])
     name = split_words(tool.original_name or tool.name)
     # ``postMessagesFailed`` names the method; AWS's ``PutScalingPolicy`` (a POST) names its verb
-    if tool.method and name[:1] and name[0] in _HTTP_WORDS and name[0] == tool.method.lower():
+    if tool.method and name[:1] and name[0] == tool.method.lower():
         name = name[1:]
     return words, name, on_item
 

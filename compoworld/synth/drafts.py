@@ -118,8 +118,6 @@ class EntityDraft:
 
     def add_params(self, params: list[FieldSpec], *, from_body: bool = True) -> None:
         for p in params:
-            if operation_constant(p):
-                continue
             self.add_field(
                 FieldDraft(
                     source=p.original_name or p.name,
@@ -149,14 +147,6 @@ def _nodes(schema: Any) -> tuple[int, int]:
         elif isinstance(node, list):
             stack.extend(node)
     return size, cut
-
-
-def operation_constant(p: FieldSpec) -> bool:
-    """A header or query parameter with one allowed value (AWS's ``X-Amz-Target:
-    CertificateManager.DeleteCertificate``, its query protocol's ``Action=DescribeAddresses``): it
-    picks the operation a request goes to and is no field of the rows the operation writes."""
-    values = p.json_schema.get("enum")
-    return p.location in ("header", "query") and isinstance(values, list) and len(values) == 1
 
 
 _ENUM_TYPES: dict[str, type | tuple[type, ...]] = {

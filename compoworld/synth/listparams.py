@@ -30,7 +30,6 @@ from compoworld.runtime.listquery import OPERATORS, sort_terms
 from compoworld.specs.model import FieldSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import split_words
-from compoworld.synth.drafts import operation_constant
 from compoworld.synth.filterexprs import expressions_of
 from compoworld.synth.naming import match_key
 
@@ -285,12 +284,8 @@ class ListBinder:
                 if p.json_schema.get("default") is not None and self._applies_default(p):
                     self.listing.defaults[p.name] = p.json_schema["default"]
                 continue
-            if (
-                p.required
-                and p.json_schema.get("default") is None
-                and (p.location == "header" or operation_constant(p))
-            ):  # ``App-Key``: a credential; ``Action=ListQueues``, ``Version=2012-11-05``: the operation
-                self.listing.headers.append(p.name)
+            if p.required and p.json_schema.get("default") is None and p.location == "header":
+                self.listing.headers.append(p.name)  # ``App-Key``: a credential, not a filter
             elif p.required and p.json_schema.get("default") is None:
                 self.problem = f"required argument '{p.name}' {reason}"
             else:  # optional, or required with a default: served at that value, any other refused

@@ -24,7 +24,6 @@ from compoworld.runtime.actions import dated
 from compoworld.specs.model import FieldSpec, ToolSpec
 from compoworld.specs.shapes import json_type
 from compoworld.specs.words import entity_name, split_words
-from compoworld.synth.drafts import operation_constant
 from compoworld.synth.entities import EntityInference, Target
 from compoworld.synth.listparams import json_choices, language_choices
 from compoworld.synth.naming import match_key
@@ -174,8 +173,8 @@ def read_params(tool: ToolSpec, entity: EntityDef, bound: set[str]) -> tuple[dic
     parents): an optional one is refused by name at any value but its default (argument -> why); a
     required one must name a field of the row, which must hold the value given (argument -> column),
     else (roaring's ``countryCode``, weatherbit's ``start_date``) the read cannot answer it from the
-    row: :class:`Unbound`. A required header (an application key) and a parameter of one allowed value
-    that names the operation (AWS's ``Action``, ``Version``) are taken as given."""
+    row: :class:`Unbound`. A required header (an application key) is taken as given (a parameter of one
+    allowed value, AWS's ``Action``, is no argument at all: ``ToolSpec.fixed_query``)."""
     named: dict[str, str] = {}
     refused: dict[str, str] = {}
     opaque = isinstance(tool.output_schema, dict) and tool.output_schema.get("format") == "binary"
@@ -193,7 +192,7 @@ def read_params(tool: ToolSpec, entity: EntityDef, bound: set[str]) -> tuple[dic
         if not p.required or p.json_schema.get("default") is not None:
             refused[p.name] = _UNMATCHED  # ``fields``, ``expand``, ``units``: served at its default only
             continue
-        if p.location == "header" or operation_constant(p):  # ``Action=GetUser``: names the operation
+        if p.location == "header":
             continue
         column = _field_column(match_key(p.original_name or p.name), None, entity)
         if column is None or column.primary_key or not _same_kind(column, p):

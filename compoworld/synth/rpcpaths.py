@@ -23,6 +23,8 @@ from compoworld.synth.paths import ACTION_VERBS, NON_RESOURCES, parse_path
 from compoworld.synth.resources import Target, entity_name_for, implicit_parent, path_param
 from compoworld.synth.schemas import unwrap
 from compoworld.synth.toolnames import (
+    AWS_ACTION,
+    HTTP_WORDS,
     READ_ACTION_VERBS,
     VERBS,
     ParsedName,
@@ -42,8 +44,6 @@ __all__ = [
 
 _VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d{4}-\d{2}-\d{2}$|^\d+$")
 _SUFFIX = re.compile(r"\.(json|xml|ya?ml|csv|txt|html)$", re.IGNORECASE)
-_HTTP = {"get", "post", "put", "patch", "delete", "head"}
-_ACTION = re.compile(r"#Action=([A-Za-z][A-Za-z0-9]*)")
 _STOP = {"by", "for", "from", "with", "in", "on", "of", "to", "using", "via", "and", "or", "as"}
 #: Words of a path literal that qualify no entity (``ProductsApi``, ``KeysService``).
 _NOISE = {"api", "apis", "service", "services", "rest", "rpc", "endpoint", "v"}
@@ -67,7 +67,7 @@ def operation_name(path: str | None) -> str | None:
     """The operation a path spells: ``/createAccountHolder`` -> ``createAccountHolder``,
     ``/v1/ProductsApi/List`` -> ``list_products``, AWS's query protocol's ``/#Action=CreateQueue`` ->
     ``CreateQueue`` (the action a request names); None for a resource-shaped path."""
-    action = _ACTION.search(path or "")
+    action = AWS_ACTION.search(path or "")
     if action is not None:
         words = split_words(action.group(1))
         return action.group(1) if len(words) >= 2 and words[0] in _VERB_WORDS else None
@@ -89,7 +89,7 @@ def operation_name(path: str | None) -> str | None:
 def _own_name(tool: ToolSpec) -> str:
     """The operationId, without a leading HTTP method (``post-checkAccountHolder``)."""
     words = split_words(tool.original_name or tool.name)
-    if tool.method and words[:1] and words[0] in _HTTP and len(words) > 1:
+    if tool.method and words[:1] and words[0] in HTTP_WORDS and len(words) > 1:
         words = words[1:]
     return "_".join(words)
 

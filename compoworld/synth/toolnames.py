@@ -23,6 +23,8 @@ from compoworld.synth.resources import Target
 from compoworld.synth.schemas import merged_properties, unwrap
 
 __all__ = [
+    "AWS_ACTION",
+    "HTTP_WORDS",
     "READ_ACTION_VERBS",
     "VERBS",
     "ParsedName",
@@ -170,8 +172,10 @@ def _nested_body(tool: ToolSpec, entity: str) -> FieldSpec | None:
     return objects[0] if len(objects) == 1 and len(tool.params) <= 2 else None
 
 
-_METHOD_WORDS = frozenset({"get", "post", "put", "patch", "delete", "head"})
-_ACTION = re.compile(r"#Action=([A-Za-z][A-Za-z0-9]*)")
+#: HTTP methods as words of an operation's name (``post-checkAccountHolder``, ``GET_CreateQueue``).
+HTTP_WORDS = frozenset({"get", "post", "put", "patch", "delete", "head"})
+#: The action an AWS query-protocol path names (``/#Action=CreateQueue``).
+AWS_ACTION = re.compile(r"#Action=([A-Za-z][A-Za-z0-9]*)")
 
 
 def own_name(tool: ToolSpec) -> str:
@@ -179,9 +183,9 @@ def own_name(tool: ToolSpec) -> str:
     is the action its path names (AWS's query protocol: ``GET_CreateQueue`` at ``/#Action=CreateQueue``;
     read as ``get``, every GET variant was a read); ``GetCertificate`` stays as it is."""
     name = tool.original_name or tool.name
-    action = _ACTION.search(tool.path or "")
+    action = AWS_ACTION.search(tool.path or "")
     words = split_words(name)
-    if action is None or not tool.method or len(words) < 2 or words[0] not in _METHOD_WORDS:
+    if action is None or not tool.method or len(words) < 2 or words[0] not in HTTP_WORDS:
         return name
     rest = "_".join(words[1:])
     return rest if match_key(rest) == match_key(action.group(1)) else name
