@@ -27,3 +27,26 @@ def xml_ok(schema: dict[str, Any] | None, media: str = "text/xml") -> dict[str, 
     if schema is None:
         return {"200": {"description": "Success"}}
     return {"200": {"description": "Success", "content": {media: {"schema": schema}}}}
+
+
+def amz_target_op(
+    target: str, body: dict[str, Any], answer: dict[str, Any], params: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One operation of AWS's JSON protocol as the corpus writes it: ``{"/#X-Amz-Target=Svc.Op":
+    {"post": ...}}``, the target a one-valued required header, a JSON body and a JSON answer."""
+    header = {
+        "name": "X-Amz-Target",
+        "in": "header",
+        "required": True,
+        "schema": {"type": "string", "enum": [target]},
+    }
+    return {
+        f"/#X-Amz-Target={target}": {
+            "post": {
+                "operationId": target.rsplit(".", 1)[-1],
+                "parameters": [header, *(params or [])],
+                "requestBody": json_body(body),
+                "responses": ok(answer),
+            }
+        }
+    }

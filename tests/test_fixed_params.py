@@ -11,23 +11,20 @@ verification), called over real HTTP (ASGI) with real SQLite state.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from compoworld.corpus import corpus_root
 from compoworld.errors import LibraryError
 from compoworld.manifest import load_manifest
-from compoworld.runtime import ServiceRuntime
-from compoworld.runtime.app import create_service_app
 from compoworld.runtime.wire import encode
-from compoworld.settings import Settings
 from compoworld.specs import load_spec
 from compoworld.synth.entities import infer_entities
 from tests.inline_service import build_inline
+from tests.service_http import EpisodeClient
+from tests.spec_parts import amz_target_op
 
 _SIGNING = [
     "X-Amz-Content-Sha256",
@@ -42,11 +39,9 @@ _WIDGET = {
 }
 
 
-def _header(name: str, values: list[str] | None = None, required: bool = False) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string"}
-    if values:
-        schema["enum"] = values
-    return {"name": name, "in": "header", "required": required, "schema": schema}
+def _signing(name: str) -> dict[str, Any]:
+    """An optional header AWS's documents declare on every operation (SigV4's)."""
+    return {"name": name, "in": "header", "required": False, "schema": {"type": "string"}}
 
 
 def _query(name: str, value: str) -> dict[str, Any]:
@@ -58,15 +53,7 @@ def _answer(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json_op(name: str, body: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "post": {
-            "operationId": name,
-            "parameters": [_header("X-Amz-Target", [f"Widgets.{name}"], True)]
-            + [_header(h) for h in _SIGNING],
-            "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-            "responses": _answer(answer),
-        }
-    }
+    return amz_target_op(f"Widgets.{name}", body, answer, [_signing(h) for h in _SIGNING])
 
 
 def _json_protocol() -> dict[str, Any]:
@@ -81,9 +68,9 @@ def _json_protocol() -> dict[str, Any]:
         "openapi": "3.0.0",
         "info": {"title": "Widgets", "version": "2020-01-01"},
         "paths": {
-            "/#X-Amz-Target=Widgets.CreateWidget": _json_op("CreateWidget", create, wrapped),
-            "/#X-Amz-Target=Widgets.DescribeWidget": _json_op("DescribeWidget", key, wrapped),
-            "/#X-Amz-Target=Widgets.DeleteWidget": _json_op("DeleteWidget", key, {"type": "object"}),
+            **_json_op("CreateWidget", create, wrapped),
+            **_json_op("DescribeWidget", key, wrapped),
+            **_json_op("DeleteWidget", key, {"type": "object"}),
         },
     }
 
@@ -94,7 +81,7 @@ def _query_op(action: str, params: list[dict[str, Any]], answer: dict[str, Any])
         f"/#Action={action}": {
             "get": {
                 "operationId": f"GET_{action}",
-                "parameters": fixed + params + [_header(h) for h in _SIGNING],
+                "parameters": fixed + params + [_signing(h) for h in _SIGNING],
                 "responses": _answer(answer),
             }
         }
@@ -122,22 +109,6 @@ def gadgets(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_inline(tmp_path_factory.mktemp("fixedq"), "gadgets", _query_protocol())
 
 
-def _app(folder: Path) -> Any:
-    runtime = ServiceRuntime.from_folder(folder, Settings())
-    runtime.fork("ep-1")
-    return create_service_app(runtime, Settings())
-
-
-def _send(app: Any, method: str, url: str, **kw: Any) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
-            headers = {"X-Episode-Id": "ep-1", **kw.pop("headers", {})}
-            return await client.request(method, url, headers=headers, **kw)
-
-    return asyncio.run(go())
-
-
 def test_signing_headers_and_the_operation_s_header_are_no_arguments(widgets: Path) -> None:
     tools = {t.name: t for t in load_manifest(widgets).tools}
     assert {n: t.backend for n, t in tools.items()} == dict.fromkeys(
@@ -153,14 +124,14 @@ def test_signing_headers_and_the_operation_s_header_are_no_arguments(widgets: Pa
     request = encode(tools["DescribeWidget"], {"WidgetId": "w-1"})
     assert request.headers["X-Amz-Target"] == "Widgets.DescribeWidget"
 
-    app = _app(widgets)
-    made = _send(app, "POST", "/tools/CreateWidget", json={"Name": "Sprocket"})  # no X_Amz_Target
+    app = EpisodeClient(widgets)
+    made = app.send("POST", "/tools/CreateWidget", json={"Name": "Sprocket"})  # no X_Amz_Target
     assert made.status_code == 200, made.text
     wid = made.json()["data"]["Widget"]["WidgetId"]
-    got = _send(app, "POST", "/", headers={"X-Amz-Target": "Widgets.DescribeWidget"}, json={"WidgetId": wid})
+    got = app.send("POST", "/", headers={"X-Amz-Target": "Widgets.DescribeWidget"}, json={"WidgetId": wid})
     assert got.status_code == 200, got.text
     assert got.json()["Widget"]["Name"] == "Sprocket"
-    described = _send(app, "GET", "/openapi.json").json()["paths"]["/#X-Amz-Target=Widgets.DescribeWidget"][
+    described = app.send("GET", "/openapi.json").json()["paths"]["/#X-Amz-Target=Widgets.DescribeWidget"][
         "post"
     ]["parameters"]
     assert {"name": "X-Amz-Target", "in": "header", "required": True} in [
@@ -175,18 +146,16 @@ def test_the_query_protocol_s_action_and_version_travel_but_are_not_asked_for(ga
     assert create.fixed_query == {"Action": "CreateWidget", "Version": "2020-01-01"}
     assert encode(create, {"Name": "x"}).url.endswith("Action=CreateWidget&Version=2020-01-01")
 
-    app = _app(gadgets)
-    made = _send(app, "GET", "/", params={"Action": "CreateWidget", "Version": "2020-01-01", "Name": "Gear"})
+    app = EpisodeClient(gadgets)
+    made = app.send("GET", "/", params={"Action": "CreateWidget", "Version": "2020-01-01", "Name": "Gear"})
     assert made.status_code == 200, made.text
     wid = made.json()["Widget"]["WidgetId"]
-    got = _send(
-        app, "GET", "/", params={"Action": "DescribeWidget", "Version": "2020-01-01", "WidgetId": wid}
-    )
+    got = app.send("GET", "/", params={"Action": "DescribeWidget", "Version": "2020-01-01", "WidgetId": wid})
     assert got.status_code == 200, got.text
     assert got.json()["Widget"]["Name"] == "Gear"
-    assert _send(app, "POST", "/tools/GET_DescribeWidget", json={"WidgetId": wid}).json()["success"] is True
-    unknown = _send(
-        app, "POST", "/tools/GET_DescribeWidget", json={"WidgetId": wid, "Action": "DescribeWidget"}
+    assert app.send("POST", "/tools/GET_DescribeWidget", json={"WidgetId": wid}).json()["success"] is True
+    unknown = app.send(
+        "POST", "/tools/GET_DescribeWidget", json={"WidgetId": wid, "Action": "DescribeWidget"}
     )
     assert unknown.json()["success"] is False  # an argument the tool does not take is refused, by name
     assert "Action" in unknown.json()["error"]["message"]
@@ -210,12 +179,12 @@ def test_an_aws_query_protocol_document_of_the_corpus() -> None:
 
 
 def test_a_fixed_parameter_sent_with_another_value_is_refused(gadgets: Path) -> None:
-    app = _app(gadgets)
-    made = _send(app, "GET", "/", params={"Action": "CreateWidget", "Version": "1999-01-01", "Name": "Gear"})
+    app = EpisodeClient(gadgets)
+    made = app.send("GET", "/", params={"Action": "CreateWidget", "Version": "1999-01-01", "Name": "Gear"})
     assert made.status_code == 422, made.text  # invalid arguments, as the service answers them
     assert "Version" in made.text and "2020-01-01" in made.text
-    left_out = _send(app, "GET", "/", params={"Action": "CreateWidget", "Name": "Gear"})
+    left_out = app.send("GET", "/", params={"Action": "CreateWidget", "Name": "Gear"})
     assert left_out.status_code == 200, left_out.text  # the route found it; the client's default
-    described = _send(app, "GET", "/openapi.json").json()["paths"]["/#Action=CreateWidget"]["get"]
+    described = app.send("GET", "/openapi.json").json()["paths"]["/#Action=CreateWidget"]["get"]
     required = {p["name"]: p["required"] for p in described["parameters"]}
     assert required["Action"] is True and required["Version"] is False

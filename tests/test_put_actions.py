@@ -7,19 +7,13 @@ request's own method (``postMessages`` on a POST), never AWS's verb. Built from 
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from compoworld.manifest import load_manifest
-from compoworld.runtime import ServiceRuntime
-from compoworld.runtime.app import create_service_app
-from compoworld.settings import Settings
 from tests.inline_service import build_inline
-from tests.spec_parts import json_body, ok, path_param
+from tests.service_http import EpisodeClient
+from tests.spec_parts import amz_target_op, json_body, ok, path_param
 
 _POLICY = {
     "type": "object",
@@ -32,17 +26,7 @@ _POLICY = {
 
 
 def _op(name: str, body: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    target = {"name": "X-Amz-Target", "in": "header", "required": True}
-    return {
-        f"/#X-Amz-Target=Scaling.{name}": {
-            "post": {
-                "operationId": name,
-                "parameters": [{**target, "schema": {"type": "string", "enum": [f"Scaling.{name}"]}}],
-                "requestBody": json_body(body),
-                "responses": ok(answer),
-            }
-        }
-    }
+    return amz_target_op(f"Scaling.{name}", body, answer)
 
 
 def _policies() -> dict[str, Any]:
@@ -111,34 +95,15 @@ def _functions() -> dict[str, Any]:
     }
 
 
-class _Client:
-    def __init__(self, folder: Path) -> None:
-        runtime = ServiceRuntime.from_folder(folder, Settings())
-        runtime.fork("ep-1")
-        self.app = create_service_app(runtime, Settings())
-
-    def send(self, method: str, path: str, body: dict[str, Any], target: str | None = None) -> httpx.Response:
-        headers = {"X-Episode-Id": "ep-1", "Content-Type": "application/json"}
-        if target:
-            headers["X-Amz-Target"] = target
-
-        async def go() -> httpx.Response:
-            transport = httpx.ASGITransport(app=self.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
-                return await client.request(method, path, headers=headers, content=json.dumps(body).encode())
-
-        return asyncio.run(go())
-
-
 def test_an_aws_put_creates_or_replaces_the_row_its_key_names(tmp_path: Path) -> None:
     folder = build_inline(tmp_path, "scaling", _policies())
     tool = {t.name: t for t in load_manifest(folder).tools}["PutScalingPolicy"]
     assert tool.backend == "action" and tool.action is not None and tool.action.upsert
-    client = _Client(folder)
+    client = EpisodeClient(folder)
     for cooldown in (60, 300):  # the second put replaces the first: one row, the new values
         put = {"PolicyName": "scale-out", "AdjustmentType": "ChangeInCapacity", "Cooldown": cooldown}
-        assert client.send("POST", "/", put, "Scaling.PutScalingPolicy").status_code == 200
-    listed = client.send("POST", "/", {}, "Scaling.DescribePolicies").json()["ScalingPolicies"]
+        assert client.amz("Scaling.PutScalingPolicy", put).status_code == 200
+    listed = client.amz("Scaling.DescribePolicies", {}).json()["ScalingPolicies"]
     mine = [p for p in listed if p["PolicyName"] == "scale-out"]
     assert len(mine) == 1 and mine[0]["Cooldown"] == 300
 
@@ -147,10 +112,12 @@ def test_a_put_on_a_row_s_part_writes_that_part(tmp_path: Path) -> None:
     folder = build_inline(tmp_path, "functions", _functions())
     tool = {t.name: t for t in load_manifest(folder).tools}["PutFunctionConcurrency"]
     assert tool.backend == "action" and tool.action is not None and tool.action.kind == "set"
-    client = _Client(folder)
-    made = client.send("POST", "/functions", {"FunctionName": "resize-images", "Runtime": "python3.12"})
+    client = EpisodeClient(folder)
+    made = client.send("POST", "/functions", json={"FunctionName": "resize-images", "Runtime": "python3.12"})
     assert made.status_code == 200, made.text
-    put = client.send("PUT", "/functions/resize-images/concurrency", {"ReservedConcurrentExecutions": 25})
+    put = client.send(
+        "PUT", "/functions/resize-images/concurrency", json={"ReservedConcurrentExecutions": 25}
+    )
     assert put.status_code == 200, put.text
-    got = client.send("GET", "/functions/resize-images", {}).json()
+    got = client.send("GET", "/functions/resize-images").json()
     assert got["Concurrency"] == {"ReservedConcurrentExecutions": 25}

@@ -9,46 +9,21 @@ synthesis and verification), called over real HTTP (ASGI) with real SQLite state
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from compoworld.manifest import load_manifest
-from compoworld.runtime import ServiceRuntime
-from compoworld.runtime.app import create_service_app
 from compoworld.runtime.query_routes import query_template
-from compoworld.settings import Settings
 from tests.inline_service import build_inline
-from tests.spec_parts import ok
+from tests.service_http import EpisodeClient
+from tests.spec_parts import amz_target_op, ok
 
 _WIDGET = {
     "type": "object",
     "properties": {"WidgetId": {"type": "string"}, "Name": {"type": "string"}, "Color": {"type": "string"}},
 }
-
-
-def _target(op: str) -> dict[str, Any]:
-    return {
-        "name": "X-Amz-Target",
-        "in": "header",
-        "required": True,
-        "schema": {"type": "string", "enum": [op]},
-    }
-
-
-def _op(name: str, body: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "post": {
-            "operationId": name,
-            "parameters": [_target(f"Widgets.{name}")],
-            "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": answer}}}},
-        }
-    }
 
 
 def _json_protocol() -> dict[str, Any]:
@@ -71,10 +46,10 @@ def _json_protocol() -> dict[str, Any]:
         "openapi": "3.0.0",
         "info": {"title": "Widgets", "version": "2020-01-01"},
         "paths": {
-            "/#X-Amz-Target=Widgets.CreateWidget": _op("CreateWidget", create, wrapped),
-            "/#X-Amz-Target=Widgets.DescribeWidget": _op("DescribeWidget", key, wrapped),
-            "/#X-Amz-Target=Widgets.ListWidgets": _op("ListWidgets", paging, listed),
-            "/#X-Amz-Target=Widgets.DeleteWidget": _op("DeleteWidget", key, {"type": "object"}),
+            **amz_target_op("Widgets.CreateWidget", create, wrapped),
+            **amz_target_op("Widgets.DescribeWidget", key, wrapped),
+            **amz_target_op("Widgets.ListWidgets", paging, listed),
+            **amz_target_op("Widgets.DeleteWidget", key, {"type": "object"}),
         },
     }
 
@@ -84,45 +59,24 @@ def widgets(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_inline(tmp_path_factory.mktemp("fragments"), "widgets", _json_protocol())
 
 
-class _Client:
-    """One episode of the service over real HTTP (ASGI), as an AWS SDK sends its requests."""
-
-    def __init__(self, folder: Path) -> None:
-        runtime = ServiceRuntime.from_folder(folder, Settings())
-        runtime.fork("ep-1")
-        self.app = create_service_app(runtime, Settings())
-
-    def post(self, target: str, body: dict[str, Any]) -> httpx.Response:
-        headers = {"X-Episode-Id": "ep-1", "Content-Type": "application/x-amz-json-1.1"}
-        if target:
-            headers["X-Amz-Target"] = target
-
-        async def send() -> httpx.Response:
-            transport = httpx.ASGITransport(app=self.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
-                return await client.post("/", headers=headers, content=json.dumps(body).encode())
-
-        return asyncio.run(send())
-
-
 def test_the_target_header_picks_the_operation_and_the_checks_pass(widgets: Path) -> None:
     backends = {t.name: t.backend for t in load_manifest(widgets).tools}
     # each verified over both routes: before, every request went to the first operation at POST /
     names = ["CreateWidget", "DescribeWidget", "ListWidgets", "DeleteWidget"]
     assert backends == dict.fromkeys(names, "implemented")
-    client = _Client(widgets)
-    made = client.post("Widgets.CreateWidget", {"Name": "Sprocket", "Color": "red"})
+    client = EpisodeClient(widgets)
+    made = client.amz("Widgets.CreateWidget", {"Name": "Sprocket", "Color": "red"})
     assert made.status_code == 200, made.text
     wid = made.json()["Widget"]["WidgetId"]
-    listed = client.post("Widgets.ListWidgets", {})
+    listed = client.amz("Widgets.ListWidgets", {})
     assert wid in [w["WidgetId"] for w in listed.json()["Widgets"]]
-    assert client.post("Widgets.DescribeWidget", {"WidgetId": wid}).json()["Widget"]["Name"] == "Sprocket"
-    assert client.post("Widgets.DeleteWidget", {"WidgetId": wid}).status_code == 200
-    assert client.post("Widgets.DescribeWidget", {"WidgetId": wid}).status_code == 404
+    assert client.amz("Widgets.DescribeWidget", {"WidgetId": wid}).json()["Widget"]["Name"] == "Sprocket"
+    assert client.amz("Widgets.DeleteWidget", {"WidgetId": wid}).status_code == 200
+    assert client.amz("Widgets.DescribeWidget", {"WidgetId": wid}).status_code == 404
 
 
 def test_a_request_without_the_target_is_refused_naming_it(widgets: Path) -> None:
-    missing = _Client(widgets).post("", {"Name": "x"})
+    missing = EpisodeClient(widgets).amz("", {"Name": "x"})
     assert missing.status_code == 400
     message = missing.json()["error"]["message"]
     assert "header X-Amz-Target=Widgets.CreateWidget" in message and "Widgets.DeleteWidget" in message
@@ -163,15 +117,7 @@ def test_the_more_literal_route_is_matched_first(tmp_path: Path) -> None:
             },
         },
     }
-    runtime = ServiceRuntime.from_folder(build_inline(tmp_path, "things", doc, verify=False), Settings())
-    runtime.fork("ep-1")
-    app = create_service_app(runtime, Settings())
-
-    async def get(path: str) -> httpx.Response:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
-            return await client.get(path, headers={"X-Episode-Id": "ep-1"})
-
-    answer = asyncio.run(get("/v1/t1:getIamPolicy"))
+    client = EpisodeClient(build_inline(tmp_path, "things", doc, verify=False))
+    answer = client.send("GET", "/v1/t1:getIamPolicy")
     assert answer.status_code == 200, answer.text
     assert set(answer.json()) >= {"etag", "bindings"}

@@ -9,18 +9,13 @@ called over real HTTP (ASGI) with real SQLite state.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from compoworld.manifest import load_manifest
-from compoworld.runtime import ServiceRuntime
-from compoworld.runtime.app import create_service_app
-from compoworld.settings import Settings
 from tests.inline_service import build_inline
+from tests.service_http import EpisodeClient
+from tests.spec_parts import amz_target_op
 
 _TRIGGER = {
     "type": "object",
@@ -34,19 +29,7 @@ _TRIGGER = {
 
 
 def _op(service: str, name: str, body: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    target = {"name": "X-Amz-Target", "in": "header", "required": True, "schema": {"type": "string"}}
-    return {
-        f"/#X-Amz-Target={service}.{name}": {
-            "post": {
-                "operationId": name,
-                "parameters": [{**target, "schema": {"type": "string", "enum": [f"{service}.{name}"]}}],
-                "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-                "responses": {
-                    "200": {"description": "ok", "content": {"application/json": {"schema": answer}}}
-                },
-            }
-        }
-    }
+    return amz_target_op(f"{service}.{name}", body, answer)
 
 
 def _named(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
@@ -97,29 +80,6 @@ def _runs() -> dict[str, Any]:
     return {"openapi": "3.0.0", "info": {"title": "Runs", "version": "1"}, "paths": paths}
 
 
-class _Client:
-    """One episode of the service over real HTTP (ASGI), as an AWS SDK sends its requests."""
-
-    def __init__(self, folder: Path) -> None:
-        runtime = ServiceRuntime.from_folder(folder, Settings())
-        runtime.fork("ep-1")
-        self.app = create_service_app(runtime, Settings())
-
-    def post(self, target: str, body: dict[str, Any]) -> httpx.Response:
-        headers = {
-            "X-Episode-Id": "ep-1",
-            "Content-Type": "application/x-amz-json-1.1",
-            "X-Amz-Target": target,
-        }
-
-        async def send() -> httpx.Response:
-            transport = httpx.ASGITransport(app=self.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
-                return await client.post("/", headers=headers, content=json.dumps(body).encode())
-
-        return asyncio.run(send())
-
-
 def test_a_bare_name_keys_the_row_and_every_operation_is_served_from_state(tmp_path: Path) -> None:
     folder = build_inline(tmp_path, "glue", _triggers())
     manifest = load_manifest(folder)
@@ -131,19 +91,19 @@ def test_a_bare_name_keys_the_row_and_every_operation_is_served_from_state(tmp_p
     trigger = next(e for e in manifest.entities if e.name == "trigger")
     assert (trigger.column(trigger.pk).source_name or trigger.pk) == "Name"
 
-    client = _Client(folder)
-    made = client.post("Glue.CreateTrigger", {"Name": "nightly-load", "Schedule": "cron(0 2 * * ? *)"})
+    client = EpisodeClient(folder)
+    made = client.amz("Glue.CreateTrigger", {"Name": "nightly-load", "Schedule": "cron(0 2 * * ? *)"})
     assert made.status_code == 200, made.text
     assert made.json() == {"Name": "nightly-load"}
-    got = client.post("Glue.GetTrigger", {"Name": "nightly-load"}).json()["Trigger"]
+    got = client.amz("Glue.GetTrigger", {"Name": "nightly-load"}).json()["Trigger"]
     assert got["Name"] == "nightly-load" and got["Schedule"] == "cron(0 2 * * ? *)"
-    changed = client.post("Glue.UpdateTrigger", {"Name": "nightly-load", "Schedule": "cron(0 3 * * ? *)"})
+    changed = client.amz("Glue.UpdateTrigger", {"Name": "nightly-load", "Schedule": "cron(0 3 * * ? *)"})
     assert changed.status_code == 200, changed.text
-    again = client.post("Glue.GetTrigger", {"Name": "nightly-load"}).json()["Trigger"]
+    again = client.amz("Glue.GetTrigger", {"Name": "nightly-load"}).json()["Trigger"]
     assert again["Schedule"] == "cron(0 3 * * ? *)"
-    assert client.post("Glue.DeleteTrigger", {"Name": "nightly-load"}).status_code == 200
-    assert client.post("Glue.GetTrigger", {"Name": "nightly-load"}).status_code == 404
-    assert client.post("Glue.GetTrigger", {"Name": "no-such-trigger"}).status_code == 404
+    assert client.amz("Glue.DeleteTrigger", {"Name": "nightly-load"}).status_code == 200
+    assert client.amz("Glue.GetTrigger", {"Name": "nightly-load"}).status_code == 404
+    assert client.amz("Glue.GetTrigger", {"Name": "no-such-trigger"}).status_code == 404
 
 
 def test_a_bare_name_beside_the_row_s_own_key_does_not_take_its_place(tmp_path: Path) -> None:
